@@ -1,0 +1,41 @@
+#pragma once
+// One decode step of DeepSeek-style MLA: the requests, their query and KV lengths, and the attention shape.
+#include <cstdint>
+#include <vector>
+
+#include "mlasim/model/dtype.h"
+
+namespace mlasim {
+
+struct DecodeBatch {
+  std::vector<int> qo_lens;  // query tokens per request (1 for plain decode, >1 for MTP / speculative steps)
+  std::vector<int> kv_lens;  // KV tokens per request, including the new ones
+  int q_heads = 16;          // total q heads (per kv head, since MLA has one kv head)
+  int kv_heads = 1;
+  DType q_dtype = DType::fp8;
+  DType kv_dtype = DType::fp8;
+  int page_size = 1;       // tokens per KV page
+  int kv_granularity = 16; // planner granule, in pages
+  bool causal = true;
+
+  static constexpr int kQkHeadDim = 576;  // 512 latent (nope) + 64 rope
+  static constexpr int kVHeadDim = 512;
+
+  int size() const { return static_cast<int>(kv_lens.size()); }
+  int max_qo_len() const;
+  // The uniform query length, or -1 when requests differ.
+  int uniform_qo_len() const;
+  int64_t total_kv_tokens() const;
+  int pages(int request) const { return (kv_lens[request] + page_size - 1) / page_size; }
+  int last_page_len(int request) const { return kv_lens[request] - (pages(request) - 1) * page_size; }
+
+  // Checks every field; throws InputError naming the first bad one.
+  void validate() const;
+
+  // A batch of `batch` requests with `context` KV tokens and `qo_len` query tokens each.
+  static DecodeBatch uniform(int batch, int context, int qo_len = 1);
+};
+
+bool is_power_of_two(int64_t v);
+
+}  // namespace mlasim

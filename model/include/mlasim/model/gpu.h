@@ -1,0 +1,56 @@
+#pragma once
+// A GPU hardware profile, loaded from data/gpus/<name>.json.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mlasim/model/dtype.h"
+
+namespace mlasim {
+
+// One number of a profile and where it comes from.
+struct GpuParam {
+  double value = 0.0;
+  std::string kind;    // "datasheet", "fitted", "measured" or "assumed"
+  std::string source;  // citation, or the calibration run that produced it
+};
+
+struct Gpu {
+  std::string name;          // file stem, e.g. "mi355x"
+  std::string display_name;  // e.g. "AMD Instinct MI355X"
+  std::string vendor;        // "amd" or "nvidia"
+  std::string arch;          // "gfx950", "gfx942", "sm_90"
+  int num_cu = 0;            // compute units (AMD) or SMs (NVIDIA)
+  int wave_size = 64;
+  double hbm_tbps = 0.0;     // datasheet peak HBM bandwidth
+  double clock_mhz = 0.0;
+  double lds_per_cu_kib = 0.0;
+  double l2_mib = 0.0;
+  double bf16_tflops = 0.0;  // dense matrix peak
+  double fp8_tflops = 0.0;
+  std::map<std::string, std::string> sources;  // datasheet field -> citation
+  // Cost-model parameters (datasheet-derived, assumed or fitted), each with provenance.
+  std::map<std::string, GpuParam> params;
+
+  double matrix_tflops(DType t) const { return t == DType::fp8 ? fp8_tflops : bf16_tflops; }
+  // The parameter `key`, or `fallback` when the profile does not carry it.
+  double param(const std::string& key, double fallback) const;
+};
+
+// Loads a profile by name (looked up in the data directory) or from a path ending in ".json".
+// Throws InputError("gpu", ...) listing the known names when it cannot.
+Gpu load_gpu(const std::string& name_or_path);
+
+// Parses a profile from JSON text; `origin` names the file in error messages.
+Gpu parse_gpu_json(const std::string& text, const std::string& origin);
+
+// Serializes a profile (with its parameters and provenance) as pretty JSON.
+std::string gpu_to_json(const Gpu& gpu);
+
+// Names of the built-in profiles (data/gpus/*.json), sorted.
+std::vector<std::string> builtin_gpu_names();
+
+// The data directory: $MLASIM_DATA_DIR if set, else the checkout's data/.
+std::string data_dir();
+
+}  // namespace mlasim

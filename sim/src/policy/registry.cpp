@@ -1,0 +1,43 @@
+// The table of every built-in split policy and its knobs. Adding a policy: one file in src/policy/, one entry here.
+#include "mlasim/sim/split_policy.h"
+
+namespace mlasim::sim {
+
+std::unique_ptr<SplitPolicy> make_aiter_v1(const std::map<std::string, std::string>& knobs);
+std::unique_ptr<SplitPolicy> make_aiter_v1_adaptive(const std::map<std::string, std::string>& knobs);
+
+namespace {
+
+KnobInfo msb_knob() {
+  return {"max_split_per_batch", KnobInfo::Type::integer, "vllm", -1, 4096, {"vllm"},
+          "global split budget: NS = min(clusters, msb x batch); -1 = all clusters; "
+          "vllm = -1 below 128 heads, else max(1, min(cdiv(CUs, batch), 32))"};
+}
+
+KnobInfo experimental_knob() {
+  return {"experimental", KnobInfo::Type::integer, "0", 0, 1, {},
+          "AITER_ENABLE_EXPERIMENTAL: HipKittens kernels (occupancy 2 for fp8 with heads x qlen = 64)"};
+}
+
+}  // namespace
+
+const std::vector<PolicyInfo>& policy_registry() {
+  static const std::vector<PolicyInfo> registry = {
+      {"aiter-v1",
+       "AITER get_mla_metadata_v1 fast mode (v1.2): sequential greedy fill of equal per-cluster payloads",
+       KernelKind::persistent,
+       {msb_knob(), experimental_knob()},
+       &make_aiter_v1},
+      {"aiter-v1-adaptive",
+       "v1.2 fill with a workload-adaptive split budget in auto mode (aiter PR #4899 sqrt rule, or #5212 width rule)",
+       KernelKind::persistent,
+       {msb_knob(), experimental_knob(),
+        {"rule", KnobInfo::Type::choice, "sqrt", 0, 0, {"sqrt", "width"},
+         "sqrt: NS = 1.2 x sum of sqrt(granules + OV) per tile (#4899); width: NS = 1.2 x sqrt(W x NS) (#5212)"},
+        {"coef", KnobInfo::Type::real, "1.2", 0.01, 100, {}, "MLA_V12_SPLIT_COEF"}},
+       &make_aiter_v1_adaptive},
+  };
+  return registry;
+}
+
+}  // namespace mlasim::sim
