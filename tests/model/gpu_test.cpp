@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+
+#include "mlasim/model/gpu.h"
+#include "mlasim/model/input_error.h"
+
+namespace mlasim {
+namespace {
+
+TEST(Gpu, BuiltinProfilesLoadWithSources) {
+  const auto names = builtin_gpu_names();
+  for (const char* n : {"h100", "h200", "mi300x", "mi308x", "mi325x", "mi350x", "mi355x"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  for (const auto& n : names) {
+    const Gpu g = load_gpu(n);
+    EXPECT_GT(g.num_cu, 0) << n;
+    EXPECT_GT(g.hbm_tbps, 0) << n;
+    EXPECT_TRUE(g.sources.count("num_cu")) << n;
+    EXPECT_TRUE(g.sources.count("hbm_tbps")) << n;
+  }
+}
+
+TEST(Gpu, Mi355xDatasheet) {
+  const Gpu g = load_gpu("MI355X");
+  EXPECT_EQ(g.arch, "gfx950");
+  EXPECT_EQ(g.num_cu, 256);
+  EXPECT_DOUBLE_EQ(g.hbm_tbps, 8.0);
+}
+
+TEST(Gpu, JsonRoundTrip) {
+  Gpu g = load_gpu("mi300x");
+  g.params["t_fix_us"] = GpuParam{1.5, "fitted", "test"};
+  const Gpu back = parse_gpu_json(gpu_to_json(g), "round trip");
+  EXPECT_EQ(back.num_cu, 304);
+  EXPECT_EQ(back.params.at("t_fix_us").kind, "fitted");
+  EXPECT_DOUBLE_EQ(back.param("t_fix_us", 0), 1.5);
+}
+
+TEST(Gpu, UnknownNameListsTheKnownOnes) {
+  try {
+    load_gpu("mi999");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("gpu: unknown GPU 'mi999'; known: h100, h200, mi300x", 0), 0u) << e.what();
+  }
+}
+
+TEST(Gpu, BadJsonNamesTheField) {
+  EXPECT_THROW(parse_gpu_json("{", "x.json"), InputError);
+  try {
+    parse_gpu_json(R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":0,"hbm_tbps":1})", "x.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "gpu.num_cu: must be 1..4096, got 0 in x.json");
+  }
+}
+
+}  // namespace
+}  // namespace mlasim
