@@ -1,0 +1,60 @@
+#pragma once
+// Measurement CSVs: one row per measured configuration (medians of the repetitions), with provenance.
+// Columns (docs/validation.md): gpu, kernel, policy, batch, context, heads, qo_len, q_dtype, kv_dtype, page_size,
+// clusters, stage1_us, reduce_us, kernel_us, kv_bytes, kv_tbps, max_abs_err, driver, commit, date; an optional
+// `source` column names where a row was taken from. Any other column is kept out of the row and ignored.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlasim/model/dtype.h"
+
+namespace mlasim::validate {
+
+struct MeasurementRow {
+  std::string gpu;      // profile name, e.g. "mi355x"
+  std::string kernel;   // the kernel measured
+  std::string policy;   // the split policy spec that planned it, e.g. "aiter-v1:max_split_per_batch=32"
+  int batch = 1;
+  std::optional<int> context;  // tokens per request; empty for a ragged batch ("ragged")
+  int heads = 16;
+  int qo_len = 1;
+  DType q_dtype = DType::fp8;
+  DType kv_dtype = DType::fp8;
+  int page_size = 1;
+  int clusters = 0;  // clusters the plan could use; 0 = every CU
+  // Times in microseconds; a stage that was not measured is empty.
+  std::optional<double> stage1_us;
+  std::optional<double> reduce_us;
+  std::optional<double> kernel_us;
+  std::optional<double> kv_bytes;
+  std::optional<double> kv_tbps;
+  std::optional<double> max_abs_err;
+  std::string driver;
+  std::string commit;
+  std::string date;
+  std::string source;  // provenance of a row taken from elsewhere
+  int line = 0;        // line in the file it was read from (1 = header)
+};
+
+// The column names, in the order the writer uses.
+const std::vector<std::string>& measurement_csv_columns();
+
+// Parses a measurement CSV. A file in the public measurements format (reference/public_measurements.csv:
+// columns metric, value, unit, source, ...) goes through import_public_measurements and keeps its importable rows.
+// Throws InputError("<column>", "<origin> line N: ...") for a bad cell, and InputError("csv", ...) for a missing
+// column or a row with the wrong number of cells.
+std::vector<MeasurementRow> parse_measurement_csv(std::string_view text, const std::string& origin);
+std::vector<MeasurementRow> read_measurement_csv(const std::string& path);
+
+// Writes rows in the project's format (with the source column).
+std::string format_measurement_csv(const std::vector<MeasurementRow>& rows);
+
+// Splits one CSV record into cells (RFC 4180 quoting: "a,b" and "" inside quotes). Throws InputError("csv", ...)
+// naming `where` for an unterminated quote.
+std::vector<std::string> split_csv_record(std::string_view record, const std::string& where);
+// Quotes a cell when it holds a comma, a quote or a line break.
+std::string csv_cell(std::string_view text);
+
+}  // namespace mlasim::validate

@@ -1,0 +1,180 @@
+#include "mlasim/validate/measurement_csv.h"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/validate/public_measurements.h"
+
+namespace mlasim::validate {
+namespace {
+
+// One data line of the file, with its header map, so cells are read by column name.
+struct Record {
+  const std::vector<std::string>& cells;
+  const std::map<std::string, size_t>& column;
+  std::string where;  // "<origin> line N"
+
+  const std::string& text(const std::string& name) const { return cells[column.at(name)]; }
+
+  [[noreturn]] void fail(const std::string& name, const std::string& what) const {
+    throw InputError(name, where + ": " + what + ", got '" + text(name) + "'");
+  }
+
+  int integer(const std::string& name, int min_value) const {
+    const std::string& t = text(name);
+    int v = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc() || p != t.data() + t.size() || v < min_value)
+      fail(name, "must be an integer >= " + std::to_string(min_value));
+    return v;
+  }
+
+  std::optional<double> optional_real(const std::string& name) const {
+    const std::string& t = text(name);
+    if (t.empty()) return std::nullopt;
+    double v = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size() || !std::isfinite(v) || v < 0)
+      fail(name, "must be empty or a number >= 0");
+    return v;
+  }
+};
+
+MeasurementRow parse_row(const Record& r) {
+  MeasurementRow m;
+  m.gpu = r.text("gpu");
+  if (m.gpu.empty()) r.fail("gpu", "must name a GPU profile");
+  m.kernel = r.text("kernel");
+  m.policy = r.text("policy");
+  if (m.policy.empty()) r.fail("policy", "must be a policy spec such as aiter-v1:max_split_per_batch=32");
+  m.batch = r.integer("batch", 1);
+  if (r.text("context") != "ragged") m.context = r.integer("context", 1);
+  m.heads = r.integer("heads", 1);
+  m.qo_len = r.integer("qo_len", 1);
+  try {
+    m.q_dtype = parse_dtype(r.text("q_dtype"), "q_dtype");
+    m.kv_dtype = parse_dtype(r.text("kv_dtype"), "kv_dtype");
+  } catch (const InputError& e) {
+    throw InputError(e.field(), r.where + ": " + e.what());
+  }
+  m.page_size = r.integer("page_size", 1);
+  m.clusters = r.integer("clusters", 0);
+  m.stage1_us = r.optional_real("stage1_us");
+  m.reduce_us = r.optional_real("reduce_us");
+  m.kernel_us = r.optional_real("kernel_us");
+  if (!m.stage1_us && !m.reduce_us && !m.kernel_us)
+    r.fail("kernel_us", "a row needs at least one of stage1_us, reduce_us, kernel_us");
+  m.kv_bytes = r.optional_real("kv_bytes");
+  m.kv_tbps = r.optional_real("kv_tbps");
+  m.max_abs_err = r.optional_real("max_abs_err");
+  m.driver = r.text("driver");
+  m.commit = r.text("commit");
+  m.date = r.text("date");
+  if (r.column.count("source")) m.source = r.text("source");
+  return m;
+}
+
+std::string number_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : ""; }
+
+}  // namespace
+
+const std::vector<std::string>& measurement_csv_columns() {
+  static const std::vector<std::string> columns{
+      "gpu",       "kernel",    "policy",    "batch",    "context", "heads",    "qo_len",
+      "q_dtype",   "kv_dtype",  "page_size", "clusters", "stage1_us", "reduce_us", "kernel_us",
+      "kv_bytes",  "kv_tbps",   "max_abs_err", "driver", "commit",  "date",     "source"};
+  return columns;
+}
+
+std::vector<std::string> split_csv_record(std::string_view record, const std::string& where) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (size_t i = 0; i < record.size(); ++i) {
+    const char c = record[i];
+    if (quoted) {
+      if (c != '"') {
+        cells.back() += c;
+      } else if (i + 1 < record.size() && record[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.emplace_back();
+    } else if (c != '\r') {
+      cells.back() += c;
+    }
+  }
+  if (quoted) throw InputError("csv", where + ": a quoted cell is not closed");
+  return cells;
+}
+
+std::string csv_cell(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::vector<MeasurementRow> parse_measurement_csv(std::string_view text, const std::string& origin) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  if (!std::getline(in, line)) throw InputError("csv", origin + " is empty (needs a header line)");
+  const std::vector<std::string> header = split_csv_record(line, origin + " line 1");
+  std::map<std::string, size_t> column;
+  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
+  if (is_public_measurements_header(header)) return import_public_measurements(text, origin).rows;
+
+  for (const std::string& name : measurement_csv_columns())
+    if (name != "source" && !column.count(name))
+      throw InputError("csv", origin + " line 1: missing column '" + name + "' (needs " +
+                                  fmt::format("{}", fmt::join(measurement_csv_columns(), ", ")) + ")");
+  std::vector<MeasurementRow> rows;
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = origin + " line " + std::to_string(line_no);
+    const std::vector<std::string> cells = split_csv_record(line, where);
+    if (cells.size() != header.size())
+      throw InputError("csv", where + ": has " + std::to_string(cells.size()) + " cells, the header has " +
+                                  std::to_string(header.size()));
+    MeasurementRow row = parse_row(Record{cells, column, where});
+    row.line = line_no;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<MeasurementRow> read_measurement_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("measurements", "cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_measurement_csv(ss.str(), path);
+}
+
+std::string format_measurement_csv(const std::vector<MeasurementRow>& rows) {
+  std::string out = fmt::format("{}\n", fmt::join(measurement_csv_columns(), ","));
+  for (const MeasurementRow& m : rows) {
+    const std::vector<std::string> cells{
+        csv_cell(m.gpu), csv_cell(m.kernel), csv_cell(m.policy), std::to_string(m.batch),
+        m.context ? std::to_string(*m.context) : "ragged", std::to_string(m.heads), std::to_string(m.qo_len),
+        std::string(dtype_name(m.q_dtype)), std::string(dtype_name(m.kv_dtype)), std::to_string(m.page_size),
+        std::to_string(m.clusters), number_cell(m.stage1_us), number_cell(m.reduce_us), number_cell(m.kernel_us),
+        number_cell(m.kv_bytes), number_cell(m.kv_tbps), number_cell(m.max_abs_err), csv_cell(m.driver),
+        csv_cell(m.commit), csv_cell(m.date), csv_cell(m.source)};
+    out += fmt::format("{}\n", fmt::join(cells, ","));
+  }
+  return out;
+}
+
+}  // namespace mlasim::validate
