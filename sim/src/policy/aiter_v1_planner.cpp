@@ -3,6 +3,7 @@
 #include "mlasim/sim/aiter_v1_planner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 
@@ -176,9 +177,13 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
   plan.buffers = aiter_v1_buffer_sizes(a);
   plan.derived = PlanDerived{B, t.heads_eff, NC, NS, R, OV, THR, a.uni_seqlen_qo};
 
+  // G is a power of two (validated): granule counts use a shift, which keeps the fill loop free of divisions.
+  const int log2_g = std::countr_zero(static_cast<unsigned>(G));
+  auto granules = [&](int64_t pages) { return (pages + G - 1) >> log2_g; };
+
   // P1, P2.
   int64_t sum_blocks = 0;
-  for (int b = 0; b < B; ++b) sum_blocks += (cdiv(v.kvlen(b), G) + OV) * t.tiles_for(v.qlen(b));
+  for (int b = 0; b < B; ++b) sum_blocks += (granules(v.kvlen(b)) + OV) * t.tiles_for(v.qlen(b));
   const int NS_eff = adaptive_budget(a, t, v, B, OV, NS, sum_blocks);
   const int64_t payload = cdiv(sum_blocks, NS_eff) + OV;
   plan.model = PlanModel{sum_blocks, payload, t.packed_qo_len_per_wg, QS, 0, 0};
@@ -203,13 +208,20 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
   plan.work_indptr[0] = 0;
   plan.reduce_indptr.push_back(0);
 
-  auto tiles = [&](int batch) { return t.tiles_for(v.qlen(batch)); };
-  auto tsz = [&](int batch) { return t.tile_rows_for(v.qlen(batch)); };
+  // Per-batch values, refreshed when the fill moves to the next batch.
+  int tiles_cur = t.tiles_for(v.qlen(0));
+  int tsz_cur = t.tile_rows_for(v.qlen(0));
+  int64_t tile_granules = granules(ke - kb);
+  auto enter_batch = [&] {
+    tiles_cur = t.tiles_for(v.qlen(b));
+    tsz_cur = t.tile_rows_for(v.qlen(b));
+    tile_granules = granules(ke - kb);
+  };
 
   // make(kv_cap, closing) for the current (b, t_idx).
   auto make = [&](int64_t kv_cap, bool closing) {
-    const int T = tiles(b);
-    const int size = tsz(b);
+    const int T = tiles_cur;
+    const int size = tsz_cur;
     const int qs = v.qbeg(b) + t_idx * size;
     const int qe = std::min(qs + size, v.qend(b));
     const int64_t ks = kb + blk * G;
@@ -238,11 +250,11 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
   for (int cid = 0; cid < NC; ++cid) {  // P4
     int64_t remain = payload;              // P5
     while (b < B) {                        // P6
-      const int64_t rb = cdiv(ke - kb, G) - blk;  // P7
+      const int64_t rb = tile_granules - blk;  // P7
       if (remain >= rb + OV || tail) {            // P8: the rest of the tile closes here
         WorkInfo w = make(rb, true);
         if (nsplit > 0) {  // P10
-          const int size = tsz(b);
+          const int size = tsz_cur;
           w.partial_qo_loc = pidx;
           plan.reduce_indptr.push_back(lri + nsplit + 1);
           plan.reduce_final_map.push_back({w.qo_start, w.qo_end});
@@ -257,7 +269,7 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
         plan.works.push_back(w);
         ++ntile;
         remain -= rb + OV;  // P11
-        t_idx = (t_idx == tiles(b) - 1) ? 0 : t_idx + 1;  // P12
+        t_idx = (t_idx == tiles_cur - 1) ? 0 : t_idx + 1;  // P12
         if (!QS || t_idx == 0) {                           // P13
           ++b;
           sub = (sub + 1) % R;
@@ -269,6 +281,7 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
             blk = 0;
             nsplit = 0;
             tail = false;
+            enter_batch();
           }
         } else {
           blk = 0;
@@ -282,7 +295,7 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
           w.partial_qo_loc = pidx;
           if (!tail) {
             plan.works.push_back(w);
-            pidx += tsz(b);
+            pidx += tsz_cur;
             blk += c;
             ++nsplit;
           }
@@ -296,7 +309,7 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
   // Tiles the clusters never reached (not seen in AITER's data; kept visible rather than hidden).
   if (b < B) {
     int left = 0;
-    for (int bb = b; bb < B; ++bb) left += tiles(bb);
+    for (int bb = b; bb < B; ++bb) left += t.tiles_for(v.qlen(bb));
     plan.model.unassigned_tiles = left - t_idx;
   }
 
