@@ -1,8 +1,10 @@
 #pragma once
 // Plays a Plan on a GPU model and returns what happens over time (Timeline) and what it adds up to (Metrics).
 // Persistent plans: one workgroup per cluster walks its list. Grid plans (KernelKind::grid, one work per
-// workgroup, work_indptr[c] = c): list scheduling onto CUs with CostParams::grid_occupancy slots each.
+// workgroup in launch order, work_indptr[c] = c): list scheduling onto CUs with CostParams::grid_occupancy
+// slots each; derived.num_clusters, when > 0, is the number of CUs the grid may use (the --clusters limit).
 // Stage 1 uses a fluid bandwidth model: each cluster streaming at a moment gets min(beta_cu, B_hbm / k).
+// Stage 2 follows AITER's reduce launch rules (reduce_launch.h). The formulas are in docs/model.md.
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@ namespace mlasim::sim {
 // One work executed on one cluster (CU).
 struct TimelineBox {
   double begin_us = 0;
+  double stream_us = 0;  // end of the fixed part, start of the streaming part (begin_us <= stream_us <= end_us)
   double end_us = 0;
   int work = 0;      // index into Plan::works
   int request = 0;   // original request (after undoing head folding)
@@ -25,38 +28,45 @@ struct TimelineBox {
   bool partial = false;
 };
 
-// One reduce workgroup (or one reduce tile when grouped), after stage 1.
+// One reduce work item (tile, head, row group) on one CU, after stage 1. A persistent reduce block runs
+// several items back to back; a grid reduce block runs one.
 struct ReduceBox {
   double begin_us = 0;
   double end_us = 0;
   int tile = 0;      // reduce tile index (reduce_indptr row)
   int request = 0;
   int partials = 0;  // partials merged
+  int head = 0;      // head of the tile this item merges
+  int cu = 0;        // CU the reduce block ran on
+  int block = 0;     // reduce workgroup (launch order)
+  bool massive = false;  // AITER's n >= 4 path (LSE pass through LDS); 2..3 partials merge "simple"
 };
 
 struct Timeline {
-  int num_clusters = 0;                        // rows: CUs of the GPU used by the kernel
-  std::vector<std::vector<TimelineBox>> rows;  // per cluster, sorted by begin_us, never overlapping
-  std::vector<ReduceBox> reduce;               // the reduce stage, begins at stage1_us
+  int num_clusters = 0;  // rows: persistent plans one per cluster; grid plans one per slot (CU x grid_occupancy)
+  int rows_per_cu = 1;   // grid plans: row r is slot r % rows_per_cu of CU r / rows_per_cu
+  std::vector<std::vector<TimelineBox>> rows;  // per row, sorted by begin_us, never overlapping
+  std::vector<ReduceBox> reduce;               // the reduce stage, in launch order; begins at stage1_us
   double stage1_us = 0;
   double reduce_us = 0;
   double end_us() const { return stage1_us + reduce_us; }
 };
 
-// The predicted figures; the names are also the JSON/CSV keys.
+// The predicted figures; the names are also the JSON/CSV keys (metrics_format.h).
 struct Metrics {
   double stage1_us = 0;
   double reduce_us = 0;
-  double kernel_us = 0;   // stage1 + reduce device time (what AITER's op test reports)
-  double total_us = 0;    // + launch latencies and the planner
-  int active_clusters = 0;
-  double occupancy = 0;   // mean fraction of clusters busy during stage 1
+  double kernel_us = 0;   // stage1 + reduce device time (what AITER's op test reports; no launch gap)
+  double total_us = 0;    // + launch latencies (stage 1, and the reduce when partials exist) and the planner
+  int active_clusters = 0;  // persistent: clusters with works; grid: CUs that ran a workgroup
+  double occupancy = 0;   // mean fraction of clusters (grid: slots) busy during stage 1
   std::vector<int> splits_per_request;
   int num_works = 0;
   int num_partials = 0;
-  double kv_bytes = 0;
+  double kv_bytes = 0;    // KV bytes stage 1 streams (each head group's re-read counted)
   double achieved_tbps = 0;  // kv_bytes / kernel_us
-  double critical_path_us = 0;  // longest path works -> reduce tiles -> outputs (Boost.Graph)
+  double critical_path_us = 0;  // longest path works -> reduce tiles -> outputs (Boost.Graph, reduce_graph.h)
+  bool operator==(const Metrics&) const = default;
 };
 
 struct Prediction {
@@ -64,7 +74,11 @@ struct Prediction {
   Metrics metrics;
 };
 
-// Simulates `plan` for `batch` on `gpu` with cost parameters `params`.
+// Simulates `plan` for `batch` on `gpu` with cost parameters `params`. Thread-safe (sweeps call it from many
+// threads). Throws InputError for parameters out of range.
 Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params);
+
+// The same Metrics as simulate(), without building the Timeline (for sweeps).
+Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params);
 
 }  // namespace mlasim::sim

@@ -1,0 +1,114 @@
+#include "mlasim/model/cost_model.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "mlasim/model/input_error.h"
+
+namespace mlasim {
+namespace {
+
+// The planner's own estimate of one work's fixed cost (aiter-v1-planner spec §12): OV x G = 16 granules of
+// 16 tokens at page size 1, i.e. 256 KV tokens of 576 fp8 bytes.
+constexpr double kPlannerFixedCostBytes = 256.0 * DecodeBatch::kQkHeadDim * 1.0;
+
+// One entry per CostParams member, in declaration order.
+struct ParamSlot {
+  const char* key;
+  double CostParams::*real;
+  int CostParams::*integer;
+};
+
+const ParamSlot kSlots[] = {
+    {"t_fix_us", &CostParams::t_fix_us, nullptr},
+    {"beta_cu_gbps", &CostParams::beta_cu_gbps, nullptr},
+    {"b_hbm_tbps", &CostParams::b_hbm_tbps, nullptr},
+    {"matrix_efficiency", &CostParams::matrix_efficiency, nullptr},
+    {"launch_us", &CostParams::launch_us, nullptr},
+    {"reduce_block_us", &CostParams::reduce_block_us, nullptr},
+    {"reduce_launch_us", &CostParams::reduce_launch_us, nullptr},
+    {"planner_us", &CostParams::planner_us, nullptr},
+    {"grid_block_us", &CostParams::grid_block_us, nullptr},
+    {"grid_occupancy", nullptr, &CostParams::grid_occupancy},
+};
+
+const ParamSlot& slot_for(const std::string& key) {
+  for (const ParamSlot& s : kSlots)
+    if (key == s.key) return s;
+  std::string known;
+  for (const ParamSlot& s : kSlots) known += (known.empty() ? "" : ", ") + std::string(s.key);
+  throw InputError(key, "unknown cost parameter; known: " + known);
+}
+
+// The allowed range of each key: [lo, hi], with `open_lo` meaning strictly above lo.
+void check_range(const std::string& field, const std::string& key, double v) {
+  auto fail = [&](const char* rule) { throw InputError(field, fmt::format("must be {}, got {}", rule, v)); };
+  if (!std::isfinite(v)) fail("a finite number");
+  if (key == "beta_cu_gbps" || key == "b_hbm_tbps") {
+    if (v <= 0) fail("> 0");
+  } else if (key == "matrix_efficiency") {
+    if (v <= 0 || v > 1) fail("in (0, 1]");
+  } else if (key == "grid_occupancy") {
+    if (v < 1 || v > 64 || v != std::floor(v)) fail("an integer 1..64");
+  } else if (v < 0) {
+    fail(">= 0");
+  }
+}
+
+}  // namespace
+
+double hbm_efficiency(const std::string& vendor) {
+  // AMD: aiter #5456 reached 5.96 of MI355X's 8 TB/s (0.745); NVIDIA: FlashMLA reached 3.0 of H800's
+  // 3.35 TB/s (0.90) and 2.83 on H100 (0.84). docs/model.md §2.
+  return vendor == "nvidia" ? 0.85 : 0.75;
+}
+
+CostParams default_cost_params(const Gpu& gpu) {
+  CostParams p;
+  p.b_hbm_tbps = gpu.hbm_tbps * hbm_efficiency(gpu.vendor);
+  // One cluster streams at most its even share of the device bandwidth: the per-CU and the device bound
+  // meet when every cluster streams (so a plan on 1/4 of the CUs streams 4x slower, as ATOM #611 reports).
+  p.beta_cu_gbps = p.b_hbm_tbps * 1000.0 / gpu.num_cu;
+  p.t_fix_us = kPlannerFixedCostBytes / (p.beta_cu_gbps * 1e3);  // bytes / (bytes per us)
+  return p;
+}
+
+CostParams cost_params_for(const Gpu& gpu) {
+  CostParams p = default_cost_params(gpu);
+  for (const ParamSlot& s : kSlots) {
+    auto it = gpu.params.find(s.key);
+    if (it == gpu.params.end()) continue;
+    check_range("gpu.params." + std::string(s.key), s.key, it->second.value);
+    set_cost_param(p, s.key, it->second.value);
+  }
+  return p;
+}
+
+const std::vector<std::string>& cost_param_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const ParamSlot& s : kSlots) k.emplace_back(s.key);
+    return k;
+  }();
+  return keys;
+}
+
+double get_cost_param(const CostParams& p, const std::string& key) {
+  const ParamSlot& s = slot_for(key);
+  return s.real ? p.*s.real : static_cast<double>(p.*s.integer);
+}
+
+void set_cost_param(CostParams& p, const std::string& key, double value) {
+  const ParamSlot& s = slot_for(key);
+  check_range(key, key, value);
+  if (s.real)
+    p.*s.real = value;
+  else
+    p.*s.integer = static_cast<int>(value);
+}
+
+void validate_cost_params(const CostParams& p) {
+  for (const ParamSlot& s : kSlots) check_range(s.key, s.key, get_cost_param(p, s.key));
+}
+
+}  // namespace mlasim

@@ -1,0 +1,205 @@
+#include "mlasim/sim/metrics_format.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <numeric>
+
+#include "mlasim/model/input_error.h"
+
+namespace mlasim::sim {
+namespace {
+
+using nlohmann::json;
+
+// One row per Metrics member, in output order: a double, an int, or the list of splits.
+struct Field {
+  const char* name;
+  double Metrics::*real = nullptr;
+  int Metrics::*integer = nullptr;
+  const char* unit = "";
+};
+
+const Field kFields[] = {
+    {"stage1_us", &Metrics::stage1_us, nullptr, "us"},
+    {"reduce_us", &Metrics::reduce_us, nullptr, "us"},
+    {"kernel_us", &Metrics::kernel_us, nullptr, "us"},
+    {"total_us", &Metrics::total_us, nullptr, "us"},
+    {"active_clusters", nullptr, &Metrics::active_clusters},
+    {"occupancy", &Metrics::occupancy, nullptr},
+    {"splits_per_request", nullptr, nullptr},
+    {"num_works", nullptr, &Metrics::num_works},
+    {"num_partials", nullptr, &Metrics::num_partials},
+    {"kv_bytes", &Metrics::kv_bytes, nullptr, "B"},
+    {"achieved_tbps", &Metrics::achieved_tbps, nullptr, "TB/s"},
+    {"critical_path_us", &Metrics::critical_path_us, nullptr, "us"},
+};
+
+bool is_splits(const Field& f) { return !f.real && !f.integer; }
+
+std::string splits_summary(const std::vector<int>& s) {
+  if (s.size() <= 8) return fmt::format("{}", fmt::join(s, " "));
+  const auto [lo, hi] = std::minmax_element(s.begin(), s.end());
+  const double mean = std::accumulate(s.begin(), s.end(), 0.0) / double(s.size());
+  return fmt::format("{}..{}, mean {:.2f} over {} requests", *lo, *hi, mean, s.size());
+}
+
+double parse_double(const std::string& field, const std::string& text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw InputError(field, "must be a number, got '" + text + "'");
+  return v;
+}
+
+int parse_int(const std::string& field, const std::string& text) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw InputError(field, "must be an integer, got '" + text + "'");
+  return v;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  for (;;) {
+    const size_t at = text.find(sep, begin);
+    out.push_back(text.substr(begin, at == std::string::npos ? std::string::npos : at - begin));
+    if (at == std::string::npos) return out;
+    begin = at + 1;
+  }
+}
+
+std::string strip_line_end(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& metric_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const Field& f : kFields) n.emplace_back(f.name);
+    return n;
+  }();
+  return names;
+}
+
+std::string metrics_text(const Metrics& m) {
+  std::string out;
+  for (const Field& f : kFields) {
+    std::string value;
+    if (f.real == &Metrics::occupancy)
+      value = fmt::format("{:.1f} %", m.occupancy * 100);
+    else if (f.real == &Metrics::kv_bytes)
+      value = fmt::format("{:.1f} MB", m.kv_bytes / 1e6);
+    else if (f.real)
+      value = fmt::format("{:.2f}", m.*f.real);
+    else if (f.integer)
+      value = fmt::format("{}", m.*f.integer);
+    else
+      value = splits_summary(m.splits_per_request);
+    out += fmt::format("{:<20}{}\n", f.name, value);
+  }
+  return out;
+}
+
+json metrics_to_json(const Metrics& m) {
+  json j = json::object();
+  for (const Field& f : kFields) {
+    if (f.real)
+      j[f.name] = m.*f.real;
+    else if (f.integer)
+      j[f.name] = m.*f.integer;
+    else
+      j[f.name] = m.splits_per_request;
+  }
+  return j;
+}
+
+Metrics metrics_from_json(const json& j) {
+  if (!j.is_object()) throw InputError("metrics", "must be a JSON object");
+  Metrics m;
+  for (const Field& f : kFields) {
+    if (!j.contains(f.name)) throw InputError(f.name, "missing in the metrics object");
+    const json& v = j.at(f.name);
+    if (is_splits(f)) {
+      if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number_integer(); }))
+        throw InputError(f.name, "must be a list of integers");
+      m.splits_per_request = v.get<std::vector<int>>();
+    } else if (!v.is_number() || (f.integer && !v.is_number_integer())) {
+      throw InputError(f.name, f.integer ? "must be an integer" : "must be a number");
+    } else if (f.real) {
+      m.*f.real = v.get<double>();
+    } else {
+      m.*f.integer = v.get<int>();
+    }
+  }
+  return m;
+}
+
+std::string metrics_csv_header() { return fmt::format("{}", fmt::join(metric_names(), ",")); }
+
+std::vector<std::string> metrics_csv_cells(const Metrics& m) {
+  std::vector<std::string> cells;
+  cells.reserve(std::size(kFields));
+  for (const Field& f : kFields) {
+    if (f.real)
+      cells.push_back(fmt::format("{}", m.*f.real));
+    else if (f.integer)
+      cells.push_back(fmt::format("{}", m.*f.integer));
+    else
+      cells.push_back(fmt::format("{}", fmt::join(m.splits_per_request, ";")));
+  }
+  return cells;
+}
+
+std::string metrics_csv_row(const Metrics& m) { return fmt::format("{}", fmt::join(metrics_csv_cells(m), ",")); }
+
+Metrics metrics_from_csv(const std::string& header, const std::string& row) {
+  const std::vector<std::string> names = split(strip_line_end(header), ',');
+  const std::vector<std::string> cells = split(strip_line_end(row), ',');
+  if (names.size() != cells.size())
+    throw InputError("csv", fmt::format("the row has {} cells but the header {} columns", cells.size(), names.size()));
+  Metrics m;
+  for (const Field& f : kFields) {
+    const auto at = std::find(names.begin(), names.end(), f.name);
+    if (at == names.end()) throw InputError(f.name, "missing column in the CSV header");
+    const std::string& cell = cells[static_cast<size_t>(at - names.begin())];
+    if (f.real)
+      m.*f.real = parse_double(f.name, cell);
+    else if (f.integer)
+      m.*f.integer = parse_int(f.name, cell);
+    else if (!cell.empty())
+      for (const std::string& s : split(cell, ';')) m.splits_per_request.push_back(parse_int(f.name, s));
+  }
+  return m;
+}
+
+json timeline_to_json(const Timeline& t) {
+  json rows = json::array();
+  for (const auto& row : t.rows) {
+    json boxes = json::array();
+    for (const TimelineBox& b : row)
+      boxes.push_back({{"begin_us", b.begin_us}, {"stream_us", b.stream_us}, {"end_us", b.end_us}, {"work", b.work},
+                       {"request", b.request}, {"kv_start", b.kv_start}, {"kv_end", b.kv_end},
+                       {"partial", b.partial}});
+    rows.push_back(std::move(boxes));
+  }
+  json reduce = json::array();
+  for (const ReduceBox& b : t.reduce)
+    reduce.push_back({{"begin_us", b.begin_us}, {"end_us", b.end_us}, {"tile", b.tile}, {"request", b.request},
+                      {"partials", b.partials}, {"head", b.head}, {"cu", b.cu}, {"block", b.block},
+                      {"massive", b.massive}});
+  return {{"num_clusters", t.num_clusters}, {"rows_per_cu", t.rows_per_cu}, {"stage1_us", t.stage1_us},
+          {"reduce_us", t.reduce_us},       {"rows", std::move(rows)},      {"reduce", std::move(reduce)}};
+}
+
+json prediction_to_json(const Prediction& p) {
+  return {{"metrics", metrics_to_json(p.metrics)}, {"timeline", timeline_to_json(p.timeline)}};
+}
+
+}  // namespace mlasim::sim

@@ -1,0 +1,235 @@
+#include "mlasim/sim/simulator.h"
+
+#include <algorithm>
+
+#include "fluid_engine.h"
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/reduce_graph.h"
+#include "reduce_stage.h"
+
+namespace mlasim::sim {
+namespace {
+
+using detail::FluidJob;
+using detail::FluidJobTimes;
+
+// Buffers reused by every simulation on a thread, so a warm simulation allocates only its results.
+struct Scratch {
+  std::vector<FluidJob> jobs;
+  std::vector<FluidJobTimes> times;
+  std::vector<int> tasks;
+  detail::FluidScratch fluid;
+  std::vector<int64_t> request_end_page;
+  std::vector<int> loc_tile;  // partial row -> reduce tile
+  std::vector<detail::TileFacts> tiles;
+  detail::ReduceStage reduce;
+  std::vector<FluidJobTimes> reduce_times;
+  std::vector<double> work_us, tile_us;
+  std::vector<int> previous_work, work_tile, slot_last;
+  std::vector<char> cu_used;
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
+  return plan.derived.num_heads_eff > 0 ? plan.derived.num_heads_eff : batch.q_heads;
+}
+
+int request_of(const Plan& plan, const WorkInfo& w) { return w.batch_idx / std::max(plan.derived.qk_batch_ratio, 1); }
+
+// The stage-1 cost of every work (docs/model.md §3.1).
+void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
+                       Scratch& s, double& kv_bytes) {
+  const int B = batch.size();
+  s.request_end_page.resize(static_cast<size_t>(B));
+  int64_t pages = 0;
+  for (int r = 0; r < B; ++r) s.request_end_page[r] = pages += batch.pages(r);
+
+  const bool grid = plan.kernel == KernelKind::grid;
+  const int heads = heads_per_row(plan, batch);
+  const int kv_elem = dtype_bytes(batch.kv_dtype);
+  const DType math = (batch.q_dtype == DType::fp8 && batch.kv_dtype == DType::fp8) ? DType::fp8 : DType::bf16;
+  const double flops_per_us = gpu.matrix_tflops(math) * 1e6 * p.matrix_efficiency / gpu.num_cu;
+  constexpr double kFlopsPerRowToken = 2.0 * (DecodeBatch::kQkHeadDim + DecodeBatch::kVHeadDim);
+
+  s.jobs.resize(plan.works.size());
+  kv_bytes = 0;
+  for (size_t i = 0; i < plan.works.size(); ++i) {
+    const WorkInfo& w = plan.works[i];
+    const int r = std::clamp(request_of(plan, w), 0, B - 1);
+    int64_t tokens = int64_t{w.kv_pages()} * batch.page_size;
+    if (batch.page_size > 1 && w.kv_end == s.request_end_page[r])
+      tokens -= batch.page_size - batch.last_page_len(r);
+    tokens = std::max<int64_t>(tokens, 0);
+    const double rows = double(w.qo_rows()) * heads;
+    const double kv = double(tokens) * DecodeBatch::kQkHeadDim * kv_elem;
+    const double out = w.is_partial() ? rows * (4.0 * DecodeBatch::kVHeadDim + 4) : rows * 2.0 * DecodeBatch::kVHeadDim;
+    const double flops = kFlopsPerRowToken * rows * double(tokens);
+    FluidJob& job = s.jobs[i];
+    if (grid && tokens == 0) {  // a grid workgroup past its request's end exits at once
+      job = FluidJob{p.grid_block_us, 0.0, 0.0};
+      continue;
+    }
+    job.fixed_us = p.t_fix_us + (grid ? p.grid_block_us : 0.0);
+    job.bytes = kv + out;
+    job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us : 0.0;
+    kv_bytes += kv;
+  }
+}
+
+// Reduce-tile facts: partial count, rows, and the request (through the first partial's work).
+void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
+  const int T = std::max<int>(static_cast<int>(plan.reduce_indptr.size()) - 1, 0);
+  s.tiles.assign(static_cast<size_t>(T), {});
+  int max_loc = -1;
+  for (const WorkInfo& w : plan.works) max_loc = std::max(max_loc, w.partial_qo_loc);
+  s.loc_tile.assign(static_cast<size_t>(max_loc + 1), -1);
+  const int num_partials = plan.num_partials();
+  for (int t = 0; t < T; ++t) {
+    const int b = std::clamp(plan.reduce_indptr[t], 0, num_partials);
+    const int e = std::clamp(plan.reduce_indptr[t + 1], b, num_partials);
+    detail::TileFacts& f = s.tiles[t];
+    f.partials = e - b;
+    const bool written = t < static_cast<int>(plan.reduce_final_map.size()) && plan.reduce_final_map[t][0] != kUnwritten;
+    f.rows = written ? plan.reduce_final_map[t][1] - plan.reduce_final_map[t][0] : plan.rows_per_partial;
+    for (int k = b; k < e; ++k) {
+      const int loc = plan.reduce_partial_map[k];
+      if (loc >= 0 && loc <= max_loc) s.loc_tile[loc] = t;
+    }
+  }
+  s.work_tile.resize(plan.works.size());
+  for (size_t i = 0; i < plan.works.size(); ++i) {
+    const WorkInfo& w = plan.works[i];
+    const int t = w.is_partial() ? s.loc_tile[w.partial_qo_loc] : -1;
+    s.work_tile[i] = t;
+    if (t >= 0 && s.tiles[t].request < 0) s.tiles[t].request = std::clamp(request_of(plan, w), 0, batch.size() - 1);
+  }
+}
+
+Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p, Timeline* timeline) {
+  validate_cost_params(p);
+  Scratch& s = scratch();
+  const bool grid = plan.kernel == KernelKind::grid;
+  const int W = plan.num_works();
+  if (!grid && (plan.num_clusters() < 0 || static_cast<int>(plan.work_indptr.size()) < plan.num_clusters() + 1 ||
+                plan.work_indptr[0] != 0 || plan.work_indptr[plan.num_clusters()] != W ||
+                !std::is_sorted(plan.work_indptr.begin(), plan.work_indptr.begin() + plan.num_clusters() + 1)))
+    throw InputError("plan.work_indptr", "must rise from 0 to the work count over num_clusters + 1 entries");
+  Metrics m;
+
+  // Stage 1.
+  double kv_bytes = 0;
+  build_stage1_jobs(plan, batch, gpu, p, s, kv_bytes);
+  const int cus = grid ? (plan.derived.num_clusters > 0 ? std::min(plan.derived.num_clusters, gpu.num_cu) : gpu.num_cu)
+                       : 0;
+  const int per_cu = grid ? p.grid_occupancy : 1;
+  const int slots = grid ? cus * per_cu : plan.num_clusters();
+  std::span<const int> tasks;
+  if (grid) {
+    s.tasks.resize(static_cast<size_t>(W) + 1);
+    for (int i = 0; i <= W; ++i) s.tasks[i] = i;
+    tasks = s.tasks;
+  } else {
+    tasks = std::span<const int>(plan.work_indptr.data(), static_cast<size_t>(slots) + 1);
+  }
+  const double bytes_per_us_cu = p.beta_cu_gbps * 1e3;
+  const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
+  s.times.assign(static_cast<size_t>(W), {});
+  const double stage1 = detail::run_fluid({slots, bytes_per_us_cu, bytes_per_us_hbm}, s.jobs, tasks, 0.0, s.times, s.fluid);
+
+  // Row of each slot: persistent rows are clusters; grid slot s = (round j, CU c) is row c * per_cu + j, so
+  // the first `cus` workgroups spread over distinct CUs.
+  auto row_of_slot = [&](int slot) { return grid ? (slot % cus) * per_cu + slot / cus : slot; };
+  double busy = 0;
+  s.previous_work.resize(static_cast<size_t>(W));
+  s.work_us.resize(static_cast<size_t>(W));
+  s.slot_last.assign(static_cast<size_t>(std::max(slots, 0)), -1);
+  s.cu_used.assign(static_cast<size_t>(std::max(cus, 0)), 0);
+  for (int i = 0; i < W; ++i) {
+    const FluidJobTimes& t = s.times[i];
+    s.work_us[i] = t.end_us - t.begin_us;
+    busy += s.work_us[i];
+    s.previous_work[i] = s.slot_last[t.slot];
+    s.slot_last[t.slot] = i;
+    if (grid) s.cu_used[t.slot % cus] = 1;
+  }
+
+  // Stage 2.
+  build_tile_facts(plan, batch, s);
+  const int T = static_cast<int>(s.tiles.size());
+  s.tile_us.assign(static_cast<size_t>(T), 0.0);
+  double end = stage1;
+  const bool reduce_runs = plan.num_partials() > 0;
+  if (reduce_runs) {
+    const int heads = grid ? (plan.num_heads > 0 ? plan.num_heads : batch.q_heads) : heads_per_row(plan, batch);
+    detail::build_reduce_stage(plan, s.tiles, heads, gpu.num_cu, batch.max_qo_len(), p, s.reduce);
+    s.reduce_times.assign(s.reduce.jobs.size(), {});
+    const int reduce_slots = gpu.num_cu * s.reduce.blocks_per_cu;
+    end = detail::run_fluid({reduce_slots, bytes_per_us_cu, bytes_per_us_hbm}, s.reduce.jobs, s.reduce.task_begin,
+                            stage1, s.reduce_times, s.fluid);
+    for (size_t k = 0; k < s.reduce.items.size(); ++k) {
+      double& d = s.tile_us[s.reduce.items[k].tile];
+      d = std::max(d, s.reduce_times[k].end_us - s.reduce_times[k].begin_us);
+    }
+  }
+
+  m.stage1_us = stage1;
+  m.reduce_us = end - stage1;
+  m.kernel_us = end;
+  m.total_us = m.kernel_us + p.launch_us + (reduce_runs ? p.reduce_launch_us : 0.0) + (grid ? 0.0 : p.planner_us);
+  m.active_clusters = grid ? static_cast<int>(std::count(s.cu_used.begin(), s.cu_used.end(), 1))
+                           : plan.active_clusters();
+  m.occupancy = stage1 > 0 && slots > 0 ? busy / (double(slots) * stage1) : 0.0;
+  m.splits_per_request = plan.splits_per_request();
+  m.num_works = W;
+  m.num_partials = plan.num_partials();
+  m.kv_bytes = kv_bytes;
+  m.achieved_tbps = m.kernel_us > 0 ? kv_bytes / m.kernel_us / 1e6 : 0.0;
+  m.critical_path_us = reduce_critical_path({s.work_us, s.previous_work, s.work_tile, s.tile_us}).length_us;
+
+  if (timeline) {
+    Timeline& tl = *timeline;
+    tl.num_clusters = slots;
+    tl.rows_per_cu = per_cu;
+    tl.rows.assign(static_cast<size_t>(slots), {});
+    tl.stage1_us = m.stage1_us;
+    tl.reduce_us = m.reduce_us;
+    for (int i = 0; i < W; ++i) {
+      const WorkInfo& w = plan.works[i];
+      const FluidJobTimes& t = s.times[i];
+      tl.rows[row_of_slot(t.slot)].push_back({t.begin_us, t.stream_us, t.end_us, i, request_of(plan, w), w.kv_start,
+                                              w.kv_end, w.is_partial()});
+    }
+    tl.reduce.clear();
+    if (reduce_runs) {
+      tl.reduce.reserve(s.reduce.items.size());
+      int block = 0;
+      for (size_t k = 0; k < s.reduce.items.size(); ++k) {
+        while (static_cast<int>(k) >= s.reduce.task_begin[block + 1]) ++block;
+        const detail::ReduceItem& item = s.reduce.items[k];
+        const detail::TileFacts& f = s.tiles[item.tile];
+        const FluidJobTimes& t = s.reduce_times[k];
+        tl.reduce.push_back({t.begin_us, t.end_us, item.tile, f.request, f.partials, item.head, t.slot % gpu.num_cu,
+                             block, item.massive});
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params) {
+  Prediction p;
+  p.metrics = run(plan, batch, gpu, params, &p.timeline);
+  return p;
+}
+
+Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params) {
+  return run(plan, batch, gpu, params, nullptr);
+}
+
+}  // namespace mlasim::sim
