@@ -1,0 +1,48 @@
+#pragma once
+// Host API: uploads a Plan and a problem, runs stage 1 (persistent or grid kernel, by the plan's kind) and the
+// reduce, reads the output back, and times the stages with events.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "mlasim/kernels/mla_problem.h"
+#include "mlasim/sim/plan.h"
+
+namespace mlasim::kernels {
+
+struct StageTimes {
+  double stage1_us = 0;  // medians over the repetitions
+  double reduce_us = 0;
+  double total_us = 0;   // stage 1 start to reduce end
+};
+
+struct TimingOptions {
+  int warmup = 3;
+  int repetitions = 20;
+  bool flush_l2 = true;  // overwrite a buffer twice the L2 size before every repetition
+};
+
+// True when a GPU is present and usable.
+bool gpu_available();
+// "NVIDIA H100 80GB HBM3, driver 13000" style description of device 0.
+std::string gpu_description();
+int gpu_driver_version();
+
+class MlaRunner {
+ public:
+  MlaRunner(const sim::Plan& plan, const MlaProblem& problem);
+  ~MlaRunner();
+  MlaRunner(const MlaRunner&) = delete;
+  MlaRunner& operator=(const MlaRunner&) = delete;
+
+  void run();                                // stage 1 + reduce, then synchronize
+  void poison_output();                      // fills the output with NaNs, so unwritten rows show
+  std::vector<uint16_t> output() const;      // bf16 bits [q_rows, heads, 512]
+  StageTimes time(const TimingOptions& options);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mlasim::kernels

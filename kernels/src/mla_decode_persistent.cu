@@ -1,0 +1,40 @@
+// mla_decode_persistent: grid = the plan's clusters; workgroup c runs works [work_indptr[c], work_indptr[c+1]).
+#include "mlasim/kernels/gpu_check.h"
+#include "mla_decode_tile.cuh"
+#include "mla_launch.h"
+
+namespace mlasim::kernels {
+namespace {
+
+template <bool kFp8, int kGroups>
+__global__ void __launch_bounds__(DecodeConfig<kFp8, kGroups>::kThreads, 1)
+    mla_decode_persistent_kernel(DecodeParams p) {
+  extern __shared__ uint4 smem_words[];
+  auto* smem = reinterpret_cast<unsigned char*>(smem_words);
+  const int end = p.work_indptr[blockIdx.x + 1];
+  for (int i = p.work_indptr[blockIdx.x]; i < end; ++i) run_work<kFp8, kGroups>(p, p.works[i], smem);
+}
+
+template <bool kFp8, int kGroups>
+void launch(const DecodeParams& p, int blocks, hipStream_t stream) {
+  using C = DecodeConfig<kFp8, kGroups>;
+  const void* fn = reinterpret_cast<const void*>(&mla_decode_persistent_kernel<kFp8, kGroups>);
+  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
+  mla_decode_persistent_kernel<kFp8, kGroups><<<blocks, C::kThreads, C::kSmemBytes, stream>>>(p);
+  MLASIM_GPU_CHECK(hipGetLastError());
+}
+
+}  // namespace
+
+int decode_groups_for(int packed_rows_per_tile) { return packed_rows_per_tile <= 16 ? 1 : 2; }
+
+void launch_mla_decode_persistent(const DecodeParams& p, bool fp8_kv, int groups, int num_clusters,
+                                  hipStream_t stream) {
+  if (num_clusters <= 0) return;
+  if (fp8_kv)
+    groups == 1 ? launch<true, 1>(p, num_clusters, stream) : launch<true, 2>(p, num_clusters, stream);
+  else
+    groups == 1 ? launch<false, 1>(p, num_clusters, stream) : launch<false, 2>(p, num_clusters, stream);
+}
+
+}  // namespace mlasim::kernels

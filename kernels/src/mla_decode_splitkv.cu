@@ -1,0 +1,36 @@
+// mla_decode_splitkv: the non-persistent baseline. One workgroup per work, in the plan's launch order; the
+// hardware schedules the grid (round-robin or contiguous splits come from the plan's policy).
+#include "mlasim/kernels/gpu_check.h"
+#include "mla_decode_tile.cuh"
+#include "mla_launch.h"
+
+namespace mlasim::kernels {
+namespace {
+
+template <bool kFp8, int kGroups>
+__global__ void __launch_bounds__(DecodeConfig<kFp8, kGroups>::kThreads, 1)
+    mla_decode_splitkv_kernel(DecodeParams p) {
+  extern __shared__ uint4 smem_words[];
+  run_work<kFp8, kGroups>(p, p.works[blockIdx.x], reinterpret_cast<unsigned char*>(smem_words));
+}
+
+template <bool kFp8, int kGroups>
+void launch(const DecodeParams& p, int blocks, hipStream_t stream) {
+  using C = DecodeConfig<kFp8, kGroups>;
+  const void* fn = reinterpret_cast<const void*>(&mla_decode_splitkv_kernel<kFp8, kGroups>);
+  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
+  mla_decode_splitkv_kernel<kFp8, kGroups><<<blocks, C::kThreads, C::kSmemBytes, stream>>>(p);
+  MLASIM_GPU_CHECK(hipGetLastError());
+}
+
+}  // namespace
+
+void launch_mla_decode_splitkv(const DecodeParams& p, bool fp8_kv, int groups, int num_works, hipStream_t stream) {
+  if (num_works <= 0) return;
+  if (fp8_kv)
+    groups == 1 ? launch<true, 1>(p, num_works, stream) : launch<true, 2>(p, num_works, stream);
+  else
+    groups == 1 ? launch<false, 1>(p, num_works, stream) : launch<false, 2>(p, num_works, stream);
+}
+
+}  // namespace mlasim::kernels

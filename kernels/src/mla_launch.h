@@ -1,0 +1,19 @@
+#pragma once
+// Launchers of the three kernels (one per .cu file). Each checks its launch and throws GpuError on failure.
+#include "mlasim/kernels/gpu_runtime.h"
+#include "mla_params.h"
+
+namespace mlasim::kernels {
+
+// Packed rows per pass of the decode body: 16 for 16-row tiles, else 32 (two warp groups share each KV tile).
+int decode_groups_for(int packed_rows_per_tile);
+
+// Grid = num_clusters workgroups, each walking its work list.
+void launch_mla_decode_persistent(const DecodeParams& p, bool fp8_kv, int groups, int num_clusters,
+                                  hipStream_t stream);
+// Grid = num_works workgroups, one work each, in launch order.
+void launch_mla_decode_splitkv(const DecodeParams& p, bool fp8_kv, int groups, int num_works, hipStream_t stream);
+// Grid per AITER's reduce launch rules (see reduce_launch.h for the shape).
+void launch_mla_reduce(const ReduceParams& p, int blocks, hipStream_t stream);
+
+}  // namespace mlasim::kernels

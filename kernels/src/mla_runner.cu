@@ -1,0 +1,217 @@
+#include "mlasim/kernels/mla_runner.h"
+
+#include <algorithm>
+#include <string>
+
+#include "mlasim/kernels/gpu_check.h"
+#include "mlasim/kernels/reduce_launch.h"
+#include "mlasim/model/input_error.h"
+#include "mla_launch.h"
+
+namespace mlasim::kernels {
+namespace {
+
+static_assert(sizeof(WorkRow) == sizeof(sim::WorkInfo), "work rows are uploaded as they are");
+
+// One device allocation, freed with its owner.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+    if (bytes > 0) MLASIM_GPU_CHECK(hipMalloc(&ptr_, bytes));
+  }
+  template <class T>
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size() * sizeof(T)) {
+    if (bytes_ > 0) MLASIM_GPU_CHECK(hipMemcpy(ptr_, host.data(), bytes_, hipMemcpyHostToDevice));
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (ptr_) (void)hipFree(ptr_);
+  }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+bool gpu_available() {
+  int n = 0;
+  return hipGetDeviceCount(&n) == hipSuccess && n > 0;
+}
+
+int gpu_driver_version() {
+  int v = 0;
+  MLASIM_GPU_CHECK(hipDriverGetVersion(&v));
+  return v;
+}
+
+std::string gpu_description() {
+  hipDeviceProp_t prop;
+  MLASIM_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
+  return std::string(prop.name) + ", " + std::to_string(prop.multiProcessorCount) + " SMs/CUs, driver API " +
+         std::to_string(gpu_driver_version());
+}
+
+struct MlaRunner::Impl {
+  const sim::Plan& plan;
+  const MlaProblem& problem;
+  DeviceBuffer q, kv, kv_indices, b_page, b_len, b_qbeg, b_qlen, work_indptr, works;
+  DeviceBuffer out, partial_out, partial_lse;
+  DeviceBuffer reduce_indptr, reduce_final, reduce_partial;
+  DeviceBuffer flush;
+  DecodeParams dp;
+  ReduceParams rp;
+  ReduceLaunch reduce_shape;
+  int groups = 1;
+  int num_cu = 0;
+
+  Impl(const sim::Plan& pl, const MlaProblem& pr) : plan(pl), problem(pr) {
+    hipDeviceProp_t prop;
+    MLASIM_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
+    num_cu = prop.multiProcessorCount;
+    if (plan.derived.num_heads_eff != problem.heads || plan.derived.qk_batch_ratio != problem.qk_batch_ratio)
+      throw InputError("plan", "the plan's heads/folding do not match the problem's");
+    q = DeviceBuffer(problem.q);
+    kv = DeviceBuffer(problem.kv);
+    kv_indices = DeviceBuffer(problem.kv_indices);
+    b_page = DeviceBuffer(problem.batch_kv_page_begin);
+    b_len = DeviceBuffer(problem.batch_kv_len);
+    b_qbeg = DeviceBuffer(problem.batch_q_begin);
+    b_qlen = DeviceBuffer(problem.batch_qlen);
+    work_indptr = DeviceBuffer(plan.work_indptr);
+    works = DeviceBuffer(plan.works);
+    const size_t out_elems = static_cast<size_t>(problem.q_rows) * problem.heads * 512;
+    out = DeviceBuffer(out_elems * 2);
+    // Partial rows: every partial location plus the rows its fragment spans.
+    int partial_rows = 0;
+    for (const auto& w : plan.works)
+      if (w.partial_qo_loc >= 0) partial_rows = std::max(partial_rows, w.partial_qo_loc + w.qo_rows());
+    partial_out = DeviceBuffer(static_cast<size_t>(partial_rows) * problem.heads * 512 * 4);
+    partial_lse = DeviceBuffer(static_cast<size_t>(partial_rows) * problem.heads * 4);
+    reduce_indptr = DeviceBuffer(plan.reduce_indptr);
+    std::vector<int32_t> final_map;
+    for (const auto& f : plan.reduce_final_map) final_map.insert(final_map.end(), f.begin(), f.end());
+    final_map.resize(std::max<size_t>(final_map.size(), 2 * std::max<size_t>(plan.reduce_indptr.size(), 1)),
+                     sim::kUnwritten);
+    reduce_final = DeviceBuffer(final_map);
+    reduce_partial = DeviceBuffer(plan.reduce_partial_map);
+
+    // Packed rows per tile: the widest work's query rows times the heads.
+    int tile_rows = 1;
+    for (const auto& w : plan.works) tile_rows = std::max(tile_rows, w.qo_rows());
+    groups = decode_groups_for(tile_rows * problem.heads);
+
+    dp.q = q.as<uint16_t>();
+    dp.kv = kv.as<unsigned char>();
+    dp.kv_indices = kv_indices.as<int32_t>();
+    dp.batch_kv_page_begin = b_page.as<int32_t>();
+    dp.batch_kv_len = b_len.as<int32_t>();
+    dp.batch_q_begin = b_qbeg.as<int32_t>();
+    dp.batch_qlen = b_qlen.as<int32_t>();
+    dp.work_indptr = work_indptr.as<int32_t>();
+    dp.works = works.as<WorkRow>();
+    dp.out = out.as<uint16_t>();
+    dp.partial_out = partial_out.as<float>();
+    dp.partial_lse = partial_lse.as<float>();
+    dp.heads = problem.heads;
+    dp.page_size = problem.batch.page_size;
+    dp.causal = problem.batch.causal ? 1 : 0;
+    dp.score_scale_log2 = problem.sm_scale * 1.4426950408889634f * problem.kv_scale;
+    dp.out_scale = problem.kv_scale;
+
+    rp.reduce_indptr = reduce_indptr.as<int32_t>();
+    rp.reduce_final_map = reduce_final.as<int32_t>();
+    rp.reduce_partial_map = reduce_partial.as<int32_t>();
+    rp.partial_out = partial_out.as<float>();
+    rp.partial_lse = partial_lse.as<float>();
+    rp.out = out.as<uint16_t>();
+    rp.num_tiles = std::max(0, static_cast<int>(plan.reduce_indptr.size()) - 1);
+    rp.heads = problem.heads;
+    rp.num_partials = plan.reduce_indptr.empty() ? 0 : plan.reduce_indptr.back();
+    reduce_shape = reduce_launch_shape(rp.num_tiles, problem.heads, problem.batch.max_qo_len(), num_cu);
+    rp.row_groups = reduce_shape.row_groups;
+    flush = DeviceBuffer(static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20)) * 2);
+  }
+
+  void stage1() {
+    const bool fp8 = problem.batch.kv_dtype == DType::fp8;
+    if (plan.kernel == sim::KernelKind::persistent)
+      launch_mla_decode_persistent(dp, fp8, groups, plan.num_clusters(), nullptr);
+    else
+      launch_mla_decode_splitkv(dp, fp8, groups, plan.num_works(), nullptr);
+  }
+  void reduce() {
+    if (rp.num_partials > 0) launch_mla_reduce(rp, reduce_shape.blocks, nullptr);
+  }
+};
+
+MlaRunner::MlaRunner(const sim::Plan& plan, const MlaProblem& problem)
+    : impl_(std::make_unique<Impl>(plan, problem)) {}
+MlaRunner::~MlaRunner() = default;
+
+void MlaRunner::run() {
+  impl_->stage1();
+  impl_->reduce();
+  MLASIM_GPU_CHECK(hipDeviceSynchronize());
+}
+
+void MlaRunner::poison_output() {
+  MLASIM_GPU_CHECK(hipMemset(impl_->out.as<void>(), 0xff, impl_->out.bytes()));
+  MLASIM_GPU_CHECK(hipDeviceSynchronize());
+}
+
+std::vector<uint16_t> MlaRunner::output() const {
+  std::vector<uint16_t> host(impl_->out.bytes() / 2);
+  MLASIM_GPU_CHECK(hipMemcpy(host.data(), impl_->out.as<void>(), impl_->out.bytes(), hipMemcpyDeviceToHost));
+  return host;
+}
+
+StageTimes MlaRunner::time(const TimingOptions& options) {
+  hipEvent_t e0, e1, e2;
+  MLASIM_GPU_CHECK(hipEventCreate(&e0));
+  MLASIM_GPU_CHECK(hipEventCreate(&e1));
+  MLASIM_GPU_CHECK(hipEventCreate(&e2));
+  std::vector<double> s1, red, tot;
+  for (int i = 0; i < options.warmup + options.repetitions; ++i) {
+    if (options.flush_l2)
+      MLASIM_GPU_CHECK(hipMemsetAsync(impl_->flush.as<void>(), i & 0xff, impl_->flush.bytes(), nullptr));
+    MLASIM_GPU_CHECK(hipEventRecord(e0, nullptr));
+    impl_->stage1();
+    MLASIM_GPU_CHECK(hipEventRecord(e1, nullptr));
+    impl_->reduce();
+    MLASIM_GPU_CHECK(hipEventRecord(e2, nullptr));
+    MLASIM_GPU_CHECK(hipEventSynchronize(e2));
+    if (i < options.warmup) continue;
+    float a = 0, b = 0;
+    MLASIM_GPU_CHECK(hipEventElapsedTime(&a, e0, e1));
+    MLASIM_GPU_CHECK(hipEventElapsedTime(&b, e1, e2));
+    s1.push_back(1000.0 * a);
+    red.push_back(1000.0 * b);
+    tot.push_back(1000.0 * (a + b));
+  }
+  (void)hipEventDestroy(e0);
+  (void)hipEventDestroy(e1);
+  (void)hipEventDestroy(e2);
+  return {median(s1), median(red), median(tot)};
+}
+
+}  // namespace mlasim::kernels

@@ -1,0 +1,113 @@
+// The kernels against the CPU fp32 reference on random plans of every registered policy. Needs a GPU; skips
+// visibly without one. MLASIM_GPU_TEST_CASES overrides the number of random cases (the sanitizer run uses few).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "mlasim/kernels/mla_reference.h"
+#include "mlasim/kernels/mla_runner.h"
+#include "mlasim/model/gpu.h"
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/split_policy.h"
+
+namespace mlasim::kernels {
+namespace {
+
+class MlaDecodeGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu_available()) GTEST_SKIP() << "no GPU device found: the GPU tests run on a GPU machine (make gpu-test)";
+  }
+};
+
+// Policy specs to draw from: every registered policy with its defaults, plus the knob settings that matter.
+std::vector<std::string> policy_specs() {
+  std::vector<std::string> specs;
+  for (const auto& info : sim::policy_registry()) {
+    specs.push_back(info.name);
+    if (info.name == "aiter-v1") {
+      specs.push_back("aiter-v1:max_split_per_batch=-1");
+      specs.push_back("aiter-v1:max_split_per_batch=4");
+    }
+    if (info.name == "fixed") {
+      specs.push_back("fixed:splits=1");
+      specs.push_back("fixed:splits=7");
+    }
+  }
+  return specs;
+}
+
+int case_count(int fallback) {
+  const char* env = std::getenv("MLASIM_GPU_TEST_CASES");
+  return env ? std::atoi(env) : fallback;
+}
+
+struct CaseResult {
+  std::string label;
+  ErrorSummary error;
+  double tolerance = 0;
+};
+
+CaseResult run_random_case(std::mt19937& rng, const std::vector<std::string>& specs, const Gpu& gpu) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  DecodeBatch batch;
+  const int heads = pick(3) == 0 ? 128 : 16;
+  const int qlen = 1 + pick(4);
+  const int requests = 1 + pick(heads == 128 ? 3 : 6);
+  const int max_kv = heads == 128 ? 700 : 2500;
+  batch.q_heads = heads;
+  batch.q_dtype = DType::bf16;
+  batch.kv_dtype = pick(2) ? DType::fp8 : DType::bf16;
+  batch.page_size = std::array{1, 16, 64}[pick(3)];
+  batch.kv_granularity = std::max(batch.page_size, 16);
+  batch.causal = pick(5) != 0;
+  for (int r = 0; r < requests; ++r) {
+    batch.qo_lens.push_back(qlen);
+    batch.kv_lens.push_back(qlen + pick(max_kv));
+  }
+  const std::string spec = specs[pick(static_cast<int>(specs.size()))];
+  const int clusters = std::array{0, 0, 7, 40}[pick(4)];
+  const sim::Plan plan = sim::make_policy(spec)->plan({batch, gpu, clusters});
+  const MlaProblem problem = MlaProblem::make(batch, plan, rng());
+  MlaRunner runner(plan, problem);
+  runner.poison_output();
+  runner.run();
+  CaseResult r;
+  r.error = compare_to_reference(runner.output(), mla_reference(problem));
+  r.tolerance = batch.kv_dtype == DType::fp8 ? 6e-2 : 2e-2;
+  r.label = spec + " heads=" + std::to_string(heads) + " qlen=" + std::to_string(qlen) +
+            " requests=" + std::to_string(requests) + " page=" + std::to_string(batch.page_size) +
+            " kv=" + std::string(dtype_name(batch.kv_dtype)) + " causal=" + std::to_string(batch.causal) +
+            " clusters=" + std::to_string(plan.num_clusters()) + " works=" + std::to_string(plan.num_works()) +
+            " partials=" + std::to_string(plan.num_partials());
+  return r;
+}
+
+TEST_F(MlaDecodeGpu, RandomPlansMatchCpuReference) {
+  const Gpu gpu = load_gpu("h100");
+  const auto specs = policy_specs();
+  std::mt19937 rng(20251122);
+  const int cases = case_count(240);
+  double worst = 0;
+  for (int i = 0; i < cases; ++i) {
+    CaseResult r;
+    for (;;) {
+      try {
+        r = run_random_case(rng, specs, gpu);
+        break;
+      } catch (const InputError&) {
+        // A policy that does not take this shape; draw another case.
+      }
+    }
+    worst = std::max(worst, r.error.relative());
+    EXPECT_TRUE(!r.error.has_nan && r.error.relative() <= r.tolerance)
+        << "case " << i << ": " << r.label << " rel err " << r.error.relative() << " (max abs "
+        << r.error.max_abs_err << ", scale " << r.error.output_scale << ")";
+  }
+  std::printf("%d random cases, worst relative error %.3g\n", cases, worst);
+}
+
+}  // namespace
+}  // namespace mlasim::kernels
