@@ -25,13 +25,15 @@ $(ASAN_BUILD)/CMakeCache.txt:
 build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-# The README example: the plans AITER builds for 4 x 100000 tokens, 16 heads, fp8 on MI355X, msb 16 vs -1.
+# The README's main job: ATOM's change of max_split_per_batch 16 -> -1 for batch 4 x 100000 tokens, 16 heads,
+# fp8 on MI355X: both plans, their predicted occupancy and kernel time, and the predicted uplift.
+EXAMPLE := --gpu mi355x --batch 4 --context 100000 --heads 16 --q-dtype fp8 --kv-dtype fp8
 run: build
-	$(BUILD)/cli/mlasim plan --gpu mi355x --batch 4 --context 100000 --heads 16 --q-dtype fp8 --kv-dtype fp8 \
-	  --policy aiter-v1:max_split_per_batch=16
+	$(BUILD)/cli/mlasim plan $(EXAMPLE) --policy aiter-v1:max_split_per_batch=16
 	@echo
-	$(BUILD)/cli/mlasim plan --gpu mi355x --batch 4 --context 100000 --heads 16 --q-dtype fp8 --kv-dtype fp8 \
-	  --policy aiter-v1:max_split_per_batch=-1
+	$(BUILD)/cli/mlasim plan $(EXAMPLE) --policy aiter-v1:max_split_per_batch=-1
+	@echo
+	$(BUILD)/cli/mlasim compare $(EXAMPLE) --policy aiter-v1:max_split_per_batch=16 --vs aiter-v1:max_split_per_batch=-1
 
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
