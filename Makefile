@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan run test test-asan bench kernels-check clean
+.PHONY: all deps build build-asan run test test-asan bench kernels-check gpu-test clean
 
 all: build
 
@@ -35,12 +35,35 @@ run: build
 	@echo
 	$(BUILD)/cli/mlasim compare $(EXAMPLE) --policy aiter-v1:max_split_per_batch=16 --vs aiter-v1:max_split_per_batch=-1
 
-test: build build-asan
+test: build build-asan kernels-check
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
 
 bench: build
 	$(BUILD)/bench/mlasim_bench
+
+# Kernels without a GPU: nvcc sm_90 build of the library, tests and benchmark (the gpu tests skip visibly), and
+# a hipcc compile of every kernel source for gfx90a and gfx940. docs/kernels.md.
+KCHECK_BUILD ?= build-kernels-check
+NVCC ?= /usr/local/cuda/bin/nvcc
+HIP_ARCHS := --offload-arch=gfx90a --offload-arch=gfx940
+kernels-check: deps
+	cmake -S . -B $(KCHECK_BUILD) $(GENERATOR) -DMLASIM_KERNELS=CUDA -DCMAKE_CUDA_COMPILER=$(NVCC) \
+	  -DMLASIM_BUILD_GUI=OFF -DMLASIM_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(KCHECK_BUILD) -j $(JOBS) --target mlasim_kernels mlasim_kernels_tests mlasim_kernel_bench
+	cd $(KCHECK_BUILD) && ctest --output-on-failure -L gpu
+	mkdir -p $(KCHECK_BUILD)/hip
+	for f in kernels/src/*.cu; do \
+	  hipcc -x hip $(HIP_ARCHS) -std=c++20 -O2 -Ikernels/include -Ikernels/src -Isim/include -Imodel/include \
+	    -c $$f -o $(KCHECK_BUILD)/hip/$$(basename $$f).o || exit 1; done
+
+# On a GPU machine: build and run the GPU tests.
+GPU_BUILD ?= build-gpu
+gpu-test:
+	cmake -S . -B $(GPU_BUILD) $(GENERATOR) -DMLASIM_KERNELS=CUDA -DCMAKE_CUDA_COMPILER=$(NVCC) \
+	  -DMLASIM_BUILD_GUI=OFF -DMLASIM_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(GPU_BUILD) -j $(JOBS) --target mlasim_kernels_tests
+	cd $(GPU_BUILD) && ctest --output-on-failure -L gpu
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

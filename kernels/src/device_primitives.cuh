@@ -56,11 +56,24 @@ __device__ __forceinline__ float fp8_e4m3_to_float(uint32_t byte) {
 
 // Four packed fp8 bytes to four bf16 (two pairs, low byte first); exact, since every e4m3 value fits in bf16.
 __device__ __forceinline__ void fp8x4_to_bf16x4(uint32_t packed, uint32_t* out) {
+#if defined(MLASIM_NV_PRIMITIVES)
+  // Hardware e4m3x2 -> f16x2 (exact), then f16 -> f32 -> bf16 pairs (exact for e4m3 values).
+  for (int k = 0; k < 2; ++k) {
+    const auto pair = static_cast<unsigned short>(packed >> (16 * k));
+    uint32_t h2;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(pair));
+    float lo, hi;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(static_cast<unsigned short>(h2 & 0xffffu)));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(static_cast<unsigned short>(h2 >> 16)));
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(out[k]) : "f"(hi), "f"(lo));
+  }
+#else
   for (int k = 0; k < 2; ++k) {
     const uint32_t lo = __float_as_uint(fp8_e4m3_to_float((packed >> (16 * k)) & 0xffu)) >> 16;
     const uint32_t hi = __float_as_uint(fp8_e4m3_to_float((packed >> (16 * k + 8)) & 0xffu)) >> 16;
     out[k] = lo | (hi << 16);
   }
+#endif
 }
 
 // D += A * B for one m16n8k16 bf16 fragment set.

@@ -148,8 +148,10 @@ __device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char*
         kt = converted;
       }
 
-      // S = Q K^T for this warp's 16 tokens (two n8 tiles).
+      // S = Q K^T for this warp's 16 tokens (two n8 tiles). Even and odd k steps accumulate separately, so four
+      // independent chains hide the matrix unit's latency.
       float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+      float s_odd[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
       for (int kk = 0; kk < kQkDim / 32; ++kk) {
 #pragma unroll
@@ -158,9 +160,13 @@ __device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char*
           const uint32_t off = (16 * wig + 8 * j + (lane & 7)) * C::kBf16Row + (32 * kk + 8 * (lane >> 3)) * 2;
           dev::ldmatrix_x4(kb, kt, off);
           dev::mma_bf16_16816(s[j], qf[2 * kk], kb);
-          dev::mma_bf16_16816(s[j], qf[2 * kk + 1], kb + 2);
+          dev::mma_bf16_16816(s_odd[j], qf[2 * kk + 1], kb + 2);
         }
       }
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[j][e] += s_odd[j][e];
 
       // Scale, mask, and the row maxima of this tile.
       const int tile_tok = tok_begin + it * C::kTile + 16 * wig;
