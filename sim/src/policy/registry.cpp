@@ -5,6 +5,7 @@ namespace mlasim::sim {
 
 std::unique_ptr<SplitPolicy> make_aiter_v1(const std::map<std::string, std::string>& knobs);
 std::unique_ptr<SplitPolicy> make_aiter_v1_adaptive(const std::map<std::string, std::string>& knobs);
+std::unique_ptr<SplitPolicy> make_aiter_nonpersistent(const std::map<std::string, std::string>& knobs);
 
 namespace {
 
@@ -36,6 +37,22 @@ const std::vector<PolicyInfo>& policy_registry() {
          "sqrt: NS = 1.2 x sum of sqrt(granules + OV) per tile (#4899); width: NS = 1.2 x sqrt(W x NS) (#5212)"},
         {"coef", KnobInfo::Type::real, "1.2", 0.01, 100, {}, "MLA_V12_SPLIT_COEF"}},
        &make_aiter_v1_adaptive},
+      {"aiter-nonpersistent",
+       "AITER mla_decode_fwd without persistent metadata: a grid of one workgroup per (request, split), KV dealt "
+       "round-robin in 64/128-entry blocks, then the Triton stage-2 reduce",
+       KernelKind::grid,
+       {{"num_kv_splits", KnobInfo::Type::integer, "auto", 1, 1024, {"auto"},
+         "splits per request; auto = get_meta_param's rule (wave efficiency x HBM term over 1..16, fp8 caps)"},
+        {"split_rule", KnobInfo::Type::choice, "meta", 0, 0, {"meta", "v0", "v0-intended"},
+         "auto split count: meta = get_meta_param (Python); v0 = unmerged per-request v0 metadata as written "
+         "(argmin); v0-intended = get_meta_param per request without fp8 caps"},
+        {"block", KnobInfo::Type::choice, "auto", 0, 0, {"auto", "64", "128"},
+         "KV entries per round-robin block; auto = 128 for fp8 on gfx950, else 64"},
+        {"cu_num", KnobInfo::Type::integer, "auto", 1, 4096, {"auto"},
+         "CU count the split rule assumes (env CU_NUM); auto = the clusters of the run"},
+        {"graph_total_kv", KnobInfo::Type::integer, "auto", 1, 2000000000, {"auto"},
+         "total_kv the split rule saw at CUDA/HIP-graph capture (S frozen since); auto = this batch's"}},
+       &make_aiter_nonpersistent},
   };
   return registry;
 }
