@@ -6,6 +6,7 @@ namespace mlasim::sim {
 std::unique_ptr<SplitPolicy> make_aiter_v1(const std::map<std::string, std::string>& knobs);
 std::unique_ptr<SplitPolicy> make_aiter_v1_adaptive(const std::map<std::string, std::string>& knobs);
 std::unique_ptr<SplitPolicy> make_aiter_nonpersistent(const std::map<std::string, std::string>& knobs);
+std::unique_ptr<SplitPolicy> make_flashmla(const std::map<std::string, std::string>& knobs);
 
 namespace {
 
@@ -53,6 +54,15 @@ const std::vector<PolicyInfo>& policy_registry() {
         {"graph_total_kv", KnobInfo::Type::integer, "auto", 1, 2000000000, {"auto"},
          "total_kv the split rule saw at CUDA/HIP-graph capture (S frozen since); auto = this batch's"}},
        &make_aiter_nonpersistent},
+      {"flashmla",
+       "FlashMLA's tile scheduler: SM parts filled in order with equal payloads of 64-token blocks plus 5 blocks "
+       "per request; one persistent CTA per (64-row q block, part), then the combine kernel",
+       KernelKind::persistent,
+       {{"parts", KnobInfo::Type::integer, "auto", 1, 4096, {"auto"},
+         "num_sm_parts; auto = SMs / q blocks of 64 rows"},
+        {"scheduler", KnobInfo::Type::choice, "2025", 0, 0, {"2025", "2026"},
+         "2025 = get_mla_metadata of 2025-02 (< 4096 requests); 2026 = get_decoding_sched_meta (parts >= 1, no batch limit)"}},
+       &make_flashmla},
   };
   return registry;
 }

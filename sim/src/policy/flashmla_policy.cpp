@@ -1,0 +1,130 @@
+// flashmla: FlashMLA's tile scheduler (split-policies spec 4.1; 4.2 as scheduler=2026), transplanted to any GPU.
+// KV is counted in 64-token blocks with a fixed overhead of 5 blocks per request; the num_sm_parts parts are
+// filled in order with equal payloads (the greedy fill AITER v1.2 was modelled on, without qo tiles or a tail
+// rule). One persistent CTA per (64-row q block, part), linear id = part x q blocks + q block, walks its part's
+// pieces. A request a part covers whole writes the output; pieces of split requests write partials that the
+// combine kernel merges.
+// The two schedulers give the same pieces for requests of >= 1 token; they differ in num_sm_parts (2026 clamps it
+// to >= 1) and in the batch limit (2025 keeps the fill's state in shared memory and takes < 4096 requests).
+// Units in the plan's model: sum_blocks and payload_blocks count 64-token blocks.
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "mlasim/model/input_error.h"
+#include "plan_assembly.h"
+
+namespace mlasim::sim {
+namespace {
+
+using detail::cdiv;
+
+constexpr int kBlockTokens = 64;     // block_size_n: KV tokens per block
+constexpr int kRowsPerBlock = 64;    // block_size_m: packed q rows per CTA
+constexpr int kOverheadBlocks = 5;   // fixed_overhead_num_blocks
+
+struct Piece {
+  int request;
+  int64_t begin_block, end_block;
+};
+
+class FlashMlaPolicy final : public SplitPolicy {
+ public:
+  FlashMlaPolicy(int parts, bool newest) : parts_(parts), newest_(newest) {}
+  std::string name() const override { return "flashmla"; }
+  KernelKind kernel() const override { return KernelKind::persistent; }
+
+  Plan plan(const PlanRequest& r) const override {
+    const int sms = detail::usable_clusters(r);
+    const DecodeBatch& batch = r.batch;
+    const int B = batch.size();
+    if (batch.page_size > kBlockTokens)
+      throw InputError("page_size", "flashmla walks 64-token KV blocks; page size must be 1..64, got " +
+                                        std::to_string(batch.page_size));
+    const int s_q = batch.uniform_qo_len();
+    if (s_q < 0) throw InputError("qo_len", "flashmla takes one query length (s_q) for the whole batch");
+    if (!newest_ && B >= 4096)
+      throw InputError("batch", "FlashMLA's original scheduler takes fewer than 4096 requests, got " +
+                                    std::to_string(B) + " (scheduler=2026 has no limit)");
+    const detail::TileShape shape = detail::packed_row_blocks(batch, kRowsPerBlock, name());
+    const int m_blocks = static_cast<int>(cdiv(int64_t{s_q} * batch.q_heads, kRowsPerBlock));
+    int parts = parts_;
+    if (parts == 0) {
+      parts = sms / m_blocks;  // num_sm_parts = SMs / h_k / q blocks, with h_k = 1
+      if (newest_) parts = std::max(parts, 1);
+      if (parts == 0)
+        throw InputError("clusters", "flashmla needs at least " + std::to_string(m_blocks) + " SMs for " +
+                                         std::to_string(m_blocks) + " q blocks (num_sm_parts would be 0), got " +
+                                         std::to_string(sms));
+    } else if (int64_t{parts} * m_blocks > sms) {
+      throw InputError("parts", "must be 1.." + std::to_string(sms / m_blocks) + " (" + std::to_string(sms) +
+                                    " clusters / " + std::to_string(m_blocks) + " q blocks), got " +
+                                    std::to_string(parts));
+    }
+
+    // F3: blocks per request, the total and the payload per part.
+    std::vector<int64_t> nb(static_cast<size_t>(B));
+    int64_t total = 0;
+    for (int b = 0; b < B; ++b) {
+      nb[b] = cdiv(batch.kv_lens[b], kBlockTokens);
+      total += nb[b] + kOverheadBlocks;
+    }
+    const int64_t payload = cdiv(total, parts) + kOverheadBlocks;
+
+    // F4: fill the parts in order.
+    std::vector<std::vector<Piece>> part_pieces(static_cast<size_t>(parts));
+    int b = 0;
+    int64_t now = 0;
+    for (int p = 0; p < parts && b < B; ++p) {
+      int64_t remain = payload;
+      while (b < B) {
+        const int64_t rest = nb[b] - now;
+        if (remain >= rest + kOverheadBlocks) {
+          part_pieces[p].push_back({b, now, nb[b]});
+          remain -= rest + kOverheadBlocks;
+          ++b;
+          now = 0;
+        } else {
+          if (remain - kOverheadBlocks > 0) {
+            part_pieces[p].push_back({b, now, now + remain - kOverheadBlocks});
+            now += remain - kOverheadBlocks;
+          }
+          break;
+        }
+      }
+    }
+    if (b < B) throw std::logic_error("flashmla: the fill left requests unassigned");
+
+    const int64_t pages_per_block = kBlockTokens / batch.page_size;
+    detail::PlanAssembler a(batch, shape, name());
+    for (int p = 0; p < parts; ++p)
+      for (int m = 0; m < m_blocks; ++m)
+        for (const Piece& piece : part_pieces[p]) {
+          const int64_t end = piece.end_block == nb[piece.request] ? batch.pages(piece.request)
+                                                                   : piece.end_block * pages_per_block;
+          a.add(p * m_blocks + m, a.tile_of_block(piece.request, m), piece.begin_block * pages_per_block, end);
+        }
+    Plan plan = a.finish(KernelKind::persistent, parts * m_blocks);
+    plan.policy = name();
+    plan.derived.num_splits = parts;
+    plan.derived.fixed_over_head_num_blocks = kOverheadBlocks;
+    plan.model.sum_blocks = total;
+    plan.model.payload_blocks = payload;
+    plan.model.packed_qo_len_per_wg = kRowsPerBlock;
+    plan.model.qo_splits = m_blocks > shape.head_groups;
+    return plan;
+  }
+
+ private:
+  int parts_;  // 0 = num_sm_parts from the SM count
+  bool newest_;
+};
+
+}  // namespace
+
+std::unique_ptr<SplitPolicy> make_flashmla(const std::map<std::string, std::string>& k) {
+  const int parts = k.at("parts") == "auto" ? 0 : static_cast<int>(knob_int(k, "parts"));
+  return std::make_unique<FlashMlaPolicy>(parts, k.at("scheduler") == "2026");
+}
+
+}  // namespace mlasim::sim
