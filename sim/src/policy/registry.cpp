@@ -7,6 +7,8 @@ std::unique_ptr<SplitPolicy> make_aiter_v1(const std::map<std::string, std::stri
 std::unique_ptr<SplitPolicy> make_aiter_v1_adaptive(const std::map<std::string, std::string>& knobs);
 std::unique_ptr<SplitPolicy> make_aiter_nonpersistent(const std::map<std::string, std::string>& knobs);
 std::unique_ptr<SplitPolicy> make_flashmla(const std::map<std::string, std::string>& knobs);
+std::unique_ptr<SplitPolicy> make_flashinfer_mla(const std::map<std::string, std::string>& knobs);
+std::unique_ptr<SplitPolicy> make_flashinfer_decode(const std::map<std::string, std::string>& knobs);
 
 namespace {
 
@@ -63,6 +65,18 @@ const std::vector<PolicyInfo>& policy_registry() {
         {"scheduler", KnobInfo::Type::choice, "2025", 0, 0, {"2025", "2026"},
          "2025 = get_mla_metadata of 2025-02 (< 4096 requests); 2026 = get_decoding_sched_meta (parts >= 1, no batch limit)"}},
        &make_flashmla},
+      {"flashinfer-mla",
+       "FlashInfer MLAPlan: KV cut into chunks of a limit derived from the KV per cluster, each chunk to the "
+       "cheapest cluster (min-heap); persistent CTAs (clusters of 2 above 64 packed q rows), in-kernel merge",
+       KernelKind::persistent,
+       {},
+       &make_flashinfer_mla},
+      {"flashinfer-decode",
+       "FlashInfer decode plan for its MLA decode kernel: the smallest KV chunk (>= 128 tokens) whose chunk count "
+       "fits the grid; one CTA per (chunk, 16 heads), then the merge-states kernel",
+       KernelKind::grid,
+       {{"occupancy", KnobInfo::Type::integer, "1", 1, 8, {}, "CTAs per SM the grid is sized for (max_grid = occupancy x SMs)"}},
+       &make_flashinfer_decode},
   };
   return registry;
 }
