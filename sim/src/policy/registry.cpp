@@ -9,6 +9,7 @@ std::unique_ptr<SplitPolicy> make_aiter_nonpersistent(const std::map<std::string
 std::unique_ptr<SplitPolicy> make_flashmla(const std::map<std::string, std::string>& knobs);
 std::unique_ptr<SplitPolicy> make_flashinfer_mla(const std::map<std::string, std::string>& knobs);
 std::unique_ptr<SplitPolicy> make_flashinfer_decode(const std::map<std::string, std::string>& knobs);
+std::unique_ptr<SplitPolicy> make_fixed(const std::map<std::string, std::string>& knobs);
 
 namespace {
 
@@ -77,6 +78,15 @@ const std::vector<PolicyInfo>& policy_registry() {
        KernelKind::grid,
        {{"occupancy", KnobInfo::Type::integer, "1", 1, 8, {}, "CTAs per SM the grid is sized for (max_grid = occupancy x SMs)"}},
        &make_flashinfer_decode},
+      {"fixed",
+       "N equal contiguous splits per request (Triton-style split-KV decode): one workgroup per (request, split), "
+       "then a reduce kernel",
+       KernelKind::grid,
+       {{"splits", KnobInfo::Type::integer, "4", 1, 1024, {}, "splits per request (fewer when a request is shorter than N granules)"},
+        {"granule", KnobInfo::Type::integer, "16", 1, 65536, {}, "pages each split's length is rounded up to"},
+        {"heads_per_wg", KnobInfo::Type::integer, "all", 1, 128, {"all"},
+         "q heads per workgroup (must divide the heads); all = every head in one workgroup"}},
+       &make_fixed},
   };
   return registry;
 }
