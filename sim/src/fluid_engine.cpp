@@ -6,65 +6,61 @@
 namespace mlasim::sim::detail {
 namespace {
 
-using Event = FluidScratch::Event;
-
-// Min-heap order on (key, slot): std heaps are max-heaps, so "later" compares as less.
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    return a.key > b.key || (a.key == b.key && a.slot > b.slot);
-  }
-};
-
-// Where a slot's current job stands when its pending event fires.
+// Where a lane's current job stands when its pending event fires.
 enum Phase : unsigned char { kStart, kFixedDone, kStreamDone, kComputeDone };
+
+using Event = EventQueue::Event;
 
 class Engine {
  public:
   Engine(const FluidMachine& m, std::span<const FluidJob> jobs, std::span<const int> task_begin,
-         std::span<FluidJobTimes> out, FluidScratch& s)
-      : m_(m), jobs_(jobs), task_begin_(task_begin), out_(out), s_(s) {}
+         std::span<const int> task_width, std::span<FluidJobTimes> out, FluidScratch& s)
+      : m_(m), jobs_(jobs), task_begin_(task_begin), task_width_(task_width), out_(out), s_(s),
+        tasks_(static_cast<int>(task_begin.size()) - 1) {}
 
   double run(double start_us) {
     now_ = start_us;
-    const int tasks = static_cast<int>(task_begin_.size()) - 1;
-    const int slots = m_.slots;
+    const size_t lanes = static_cast<size_t>(m_.slots);
     s_.timed.clear();
     s_.streams.clear();
-    s_.slot_job.assign(static_cast<size_t>(slots), -1);
-    s_.slot_job_end.assign(static_cast<size_t>(slots), 0);
-    s_.slot_phase.assign(static_cast<size_t>(slots), kStart);
+    s_.next_lane.assign(lanes, -1);
+    s_.lane_job.assign(lanes, 0);
+    s_.lane_job_end.assign(lanes, 0);
+    s_.lane_width.assign(lanes, 0);
+    s_.lane_phase.assign(lanes, kStart);
+    s_.free_lanes.clear();
+    free_units_ = m_.slots;
 
-    // Tasks 0..slots-1 take slots 0..slots-1 first; only then may an idle slot take a queued task.
-    const int first = std::min(tasks, slots);
-    for (int s = 0; s < first; ++s) {
-      s_.slot_job[s] = task_begin_[s];
-      s_.slot_job_end[s] = task_begin_[s + 1];
-    }
-    next_task_ = first;
-    for (int s = 0; s < first; ++s) advance(s, kStart);
+    // The first tasks that fit start together on lanes 0, 1, ...; only then may a freed lane take a queued task.
+    while (next_task_ < tasks_ && width(next_task_) <= free_units_) assign(next_unused_lane_++);
+    const int started = next_unused_lane_;
+    for (int lane = 0; lane < started; ++lane) advance(lane, kStart);
 
     double end = start_us;
-    constexpr double inf = std::numeric_limits<double>::infinity();
     while (!s_.timed.empty() || !s_.streams.empty()) {
       const double rate = streaming_ > 0 ? std::min(m_.beta, m_.bandwidth / streaming_) : 0.0;
-      const double t_stream =
-          s_.streams.empty() ? inf : now_ + std::max(0.0, s_.streams.front().key - virtual_bytes_) / rate;
-      const double t_timed = s_.timed.empty() ? inf : s_.timed.front().key;
-      if (t_stream <= t_timed) {
-        std::pop_heap(s_.streams.begin(), s_.streams.end(), Later{});
-        const Event e = s_.streams.back();
-        s_.streams.pop_back();
+      const double t_stream = s_.streams.empty()
+                                  ? std::numeric_limits<double>::infinity()
+                                  : now_ + std::max(0.0, s_.streams.top_key() - virtual_bytes_) / rate;
+      const double t_timed = s_.timed.empty() ? std::numeric_limits<double>::infinity() : s_.timed.top_key();
+      const bool stream = t_stream <= t_timed;
+      Event e;
+      if (stream) {
+        e = s_.streams.pop();
         virtual_bytes_ = std::max(virtual_bytes_, e.key);
         now_ = t_stream;
-        --streaming_;
-        advance(e.slot, kStreamDone);
+        for (int lane = e.head; lane >= 0; lane = s_.next_lane[lane]) streaming_ -= s_.lane_width[lane];
       } else {
-        std::pop_heap(s_.timed.begin(), s_.timed.end(), Later{});
-        const Event e = s_.timed.back();
-        s_.timed.pop_back();
+        e = s_.timed.pop();
         virtual_bytes_ += rate * (t_timed - now_);
         now_ = t_timed;
-        advance(e.slot, static_cast<Phase>(s_.slot_phase[e.slot]));
+      }
+      // Every lane of the event moves on (lanes of one timed event may wait for different phases); read each
+      // link before advance() reuses it.
+      for (int lane = e.head; lane >= 0;) {
+        const int next = s_.next_lane[lane];
+        advance(lane, stream ? kStreamDone : static_cast<Phase>(s_.lane_phase[lane]));
+        lane = next;
       }
       end = now_;
     }
@@ -72,82 +68,112 @@ class Engine {
   }
 
  private:
-  void wait_until(int slot, double t, Phase then) {
-    s_.slot_phase[slot] = then;
-    s_.timed.push_back({t, slot});
-    std::push_heap(s_.timed.begin(), s_.timed.end(), Later{});
+  int width(int task) const {
+    return task_width_.empty() ? 1 : std::clamp(task_width_[task], 1, m_.slots);
   }
 
-  // Runs the slot's current job from `phase` at the current time until it has to wait for an event; moves on
+  void assign(int lane) {
+    const int w = width(next_task_);
+    free_units_ -= w;
+    s_.lane_width[lane] = w;
+    s_.lane_job[lane] = task_begin_[next_task_];
+    s_.lane_job_end[lane] = task_begin_[next_task_ + 1];
+    ++next_task_;
+  }
+
+  int take_lane() {
+    if (s_.free_lanes.empty()) return next_unused_lane_++;
+    const int lane = s_.free_lanes.back();
+    s_.free_lanes.pop_back();
+    return lane;
+  }
+
+  // The task on `lane` is done: its slots go back, and queued tasks start in order while they fit, the first
+  // on this lane. Returns whether this lane got a task.
+  bool refill(int lane) {
+    free_units_ += s_.lane_width[lane];
+    s_.lane_width[lane] = 0;
+    bool reused = false;
+    while (next_task_ < tasks_ && width(next_task_) <= free_units_) {
+      if (!reused) {
+        assign(lane);
+        reused = true;
+      } else {
+        const int other = take_lane();
+        assign(other);
+        advance(other, kStart);
+      }
+    }
+    if (!reused) s_.free_lanes.push_back(lane);
+    return reused;
+  }
+
+  void wait_until(int lane, double t, Phase then) {
+    s_.lane_phase[lane] = then;
+    s_.timed.push(t, lane, s_.next_lane);
+  }
+
+  // Runs the lane's current job from `phase` at the current time until it has to wait for an event; moves on
   // to the next job of the task, then to the next queued task.
-  void advance(int slot, Phase phase) {
+  void advance(int lane, Phase phase) {
     for (;;) {
-      int j = s_.slot_job[slot];
-      if (j >= s_.slot_job_end[slot]) {  // the task has no (more) jobs: take the next queued one
-        if (!take_next_task(slot)) return;
-        j = s_.slot_job[slot];
+      const int j = s_.lane_job[lane];
+      if (j >= s_.lane_job_end[lane]) {  // the task is done
+        if (!refill(lane)) return;
         phase = kStart;
-        if (j >= s_.slot_job_end[slot]) continue;
+        continue;
       }
       const FluidJob& job = jobs_[j];
       FluidJobTimes& t = out_[j];
       switch (phase) {
         case kStart:
-          t.slot = slot;
+          t.lane = lane;
           t.begin_us = now_;
-          if (job.fixed_us > 0) return wait_until(slot, now_ + job.fixed_us, kFixedDone);
+          if (job.fixed_us > 0) return wait_until(lane, now_ + job.fixed_us, kFixedDone);
           [[fallthrough]];
         case kFixedDone:
           t.stream_us = now_;
           if (job.bytes > 0) {
-            s_.slot_phase[slot] = kStreamDone;
-            s_.streams.push_back({virtual_bytes_ + job.bytes, slot});
-            std::push_heap(s_.streams.begin(), s_.streams.end(), Later{});
-            ++streaming_;
+            s_.lane_phase[lane] = kStreamDone;
+            s_.streams.push(virtual_bytes_ + job.bytes, lane, s_.next_lane);
+            streaming_ += s_.lane_width[lane];
             return;
           }
           [[fallthrough]];
         case kStreamDone:
           if (t.stream_us + job.min_stream_us > now_)
-            return wait_until(slot, t.stream_us + job.min_stream_us, kComputeDone);
+            return wait_until(lane, t.stream_us + job.min_stream_us, kComputeDone);
           [[fallthrough]];
         case kComputeDone:
           t.end_us = now_;
-          s_.slot_job[slot] = j + 1;
+          s_.lane_job[lane] = j + 1;
           phase = kStart;
       }
     }
   }
 
-  bool take_next_task(int slot) {
-    const int tasks = static_cast<int>(task_begin_.size()) - 1;
-    if (next_task_ >= tasks) {
-      s_.slot_job[slot] = s_.slot_job_end[slot];
-      return false;
-    }
-    s_.slot_job[slot] = task_begin_[next_task_];
-    s_.slot_job_end[slot] = task_begin_[next_task_ + 1];
-    ++next_task_;
-    return true;
-  }
-
   const FluidMachine& m_;
   std::span<const FluidJob> jobs_;
   std::span<const int> task_begin_;
+  std::span<const int> task_width_;
   std::span<FluidJobTimes> out_;
   FluidScratch& s_;
+  const int tasks_;
   double now_ = 0;
-  double virtual_bytes_ = 0;  // bytes one job streaming since the start would have moved by now
-  int streaming_ = 0;
+  double virtual_bytes_ = 0;  // bytes one workgroup streaming since the start would have moved by now
+  int streaming_ = 0;         // workgroups streaming
+  int free_units_ = 0;        // free slots
   int next_task_ = 0;
+  int next_unused_lane_ = 0;
 };
 
 }  // namespace
 
 double run_fluid(const FluidMachine& machine, std::span<const FluidJob> jobs, std::span<const int> task_begin,
-                 double start_us, std::span<FluidJobTimes> out, FluidScratch& scratch) {
+                 std::span<const int> task_width, double start_us, std::span<FluidJobTimes> out,
+                 FluidScratch& scratch) {
   if (task_begin.size() < 2 || machine.slots <= 0) return start_us;
-  return Engine(machine, jobs, task_begin, out, scratch).run(start_us);
+  return Engine(machine, jobs, task_begin, task_width, out, scratch).run(start_us);
 }
 
 }  // namespace mlasim::sim::detail

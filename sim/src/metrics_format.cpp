@@ -191,9 +191,10 @@ json timeline_to_json(const Timeline& t) {
   }
   json reduce = json::array();
   for (const ReduceBox& b : t.reduce)
-    reduce.push_back({{"begin_us", b.begin_us}, {"end_us", b.end_us}, {"tile", b.tile}, {"request", b.request},
-                      {"partials", b.partials}, {"head", b.head}, {"cu", b.cu}, {"block", b.block},
-                      {"massive", b.massive}});
+    reduce.push_back({{"begin_us", b.begin_us}, {"end_us", b.end_us}, {"tile", b.tile},
+                      {"request", b.request},   {"partials", b.partials}, {"head", b.head},
+                      {"heads", b.heads},       {"row_group", b.row_group}, {"block", b.block},
+                      {"cu", b.cu},             {"massive", b.massive}});
   return {{"num_clusters", t.num_clusters}, {"rows_per_cu", t.rows_per_cu}, {"stage1_us", t.stage1_us},
           {"reduce_us", t.reduce_us},       {"rows", std::move(rows)},      {"reduce", std::move(reduce)}};
 }

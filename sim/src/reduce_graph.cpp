@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/topological_sort.hpp>
+#include <boost/property_map/property_map.hpp>
 #include <boost/range/iterator_range.hpp>
 #include <iterator>
 #include <stdexcept>
@@ -14,88 +15,98 @@ namespace {
 using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 
-// Vertex numbering: works [0, W), tiles [W, W+T), one output per tile [W+T, W+2T), one per final work after.
-struct Layout {
-  int works, tiles;
-  int tile(int t) const { return works + t; }
-  int tile_output(int t) const { return works + tiles + t; }
-  int final_output(int k) const { return works + 2 * tiles + k; }
+// Buffers reused by every call on a thread.
+struct Scratch {
+  std::vector<int> next_work, tile_vertex;
+  std::vector<std::pair<int, int>> edges;
+  std::vector<double> weight, start, finish;
+  std::vector<int> pred;
+  std::vector<Vertex> reverse_order;
+  std::vector<boost::default_color_type> color;
 };
 
 }  // namespace
 
 CriticalPath reduce_critical_path(const ReduceGraphInput& in) {
+  thread_local Scratch s;
   const int W = static_cast<int>(in.work_us.size());
   const int T = static_cast<int>(in.tile_us.size());
   if (in.previous_work.size() != in.work_us.size() || in.work_tile.size() != in.work_us.size())
     throw std::invalid_argument("reduce_critical_path: work spans differ in length");
-  const Layout L{W, T};
 
-  std::vector<int> next_work(static_cast<size_t>(W), -1);
+  // Vertices: 0 = the kernel launch (the root every cluster's first work hangs from, so one depth-first search
+  // reaches the whole graph), works 1..W, then each fed tile and its output. A final work writes its output
+  // itself, so the work is that output's vertex.
+  s.next_work.assign(static_cast<size_t>(W), -1);
+  s.tile_vertex.assign(static_cast<size_t>(T), -1);
+  int vertices = 1 + W;
   for (int w = 0; w < W; ++w) {
     const int p = in.previous_work[w];
     if (p >= W || p == w) throw std::invalid_argument("reduce_critical_path: bad previous_work");
-    if (p >= 0) next_work[p] = w;
-  }
-
-  // Edges come out sorted by source (works in order, then tiles), as the CSR constructor wants them.
-  std::vector<std::pair<int, int>> edges;
-  edges.reserve(static_cast<size_t>(2 * W + T));
-  std::vector<double> weight(static_cast<size_t>(W + 2 * T), 0.0);
-  int finals = 0;
-  for (int w = 0; w < W; ++w) {
-    weight[w] = in.work_us[w];
-    if (next_work[w] >= 0) edges.emplace_back(w, next_work[w]);
+    if (p >= 0) s.next_work[p] = w;
     const int t = in.work_tile[w];
     if (t >= T) throw std::invalid_argument("reduce_critical_path: work_tile out of range");
-    edges.emplace_back(w, t >= 0 ? L.tile(t) : L.final_output(finals++));
+    if (t >= 0 && s.tile_vertex[t] < 0) s.tile_vertex[t] = vertices++;
   }
-  std::vector<char> fed(static_cast<size_t>(T), 0);
-  for (int w = 0; w < W; ++w)
-    if (in.work_tile[w] >= 0) fed[in.work_tile[w]] = 1;
-  for (int t = 0; t < T; ++t) {
-    weight[L.tile(t)] = fed[t] ? in.tile_us[t] : 0.0;
-    if (fed[t]) edges.emplace_back(L.tile(t), L.tile_output(t));
-  }
-  const int V = W + 2 * T + finals;
-  weight.resize(static_cast<size_t>(V), 0.0);
-  const Graph g(boost::edges_are_sorted, edges.begin(), edges.end(), static_cast<size_t>(V));
+  const int tiles_fed = vertices - 1 - W;
+  const int first_output = vertices;
+  vertices += tiles_fed;  // tile outputs
 
-  std::vector<Vertex> reverse_order;
-  reverse_order.reserve(static_cast<size_t>(V));
+  // Edges come out sorted by source (launch, works in order, then tiles), as the CSR constructor wants them.
+  s.edges.clear();
+  s.weight.assign(static_cast<size_t>(vertices), 0.0);
+  for (int w = 0; w < W; ++w)
+    if (in.previous_work[w] < 0) s.edges.emplace_back(0, 1 + w);
+  for (int w = 0; w < W; ++w) {
+    s.weight[1 + w] = in.work_us[w];
+    if (s.next_work[w] >= 0) s.edges.emplace_back(1 + w, 1 + s.next_work[w]);
+    if (in.work_tile[w] >= 0) s.edges.emplace_back(1 + w, s.tile_vertex[in.work_tile[w]]);
+  }
+  // Tile vertices were numbered in order of first use, so walk them in vertex order.
+  for (int t = 0; t < T; ++t)
+    if (s.tile_vertex[t] >= 0) s.weight[s.tile_vertex[t]] = in.tile_us[t];
+  for (int v = 1 + W; v < first_output; ++v) s.edges.emplace_back(v, v + tiles_fed);
+  const int V = vertices;
+  const Graph g(boost::edges_are_sorted, s.edges.begin(), s.edges.end(), static_cast<size_t>(V));
+
+  s.reverse_order.clear();
+  s.color.assign(static_cast<size_t>(V), boost::white_color);
   try {
-    boost::topological_sort(g, std::back_inserter(reverse_order));
+    boost::topological_sort(
+        g, std::back_inserter(s.reverse_order),
+        boost::color_map(boost::make_iterator_property_map(s.color.begin(), boost::get(boost::vertex_index, g))));
   } catch (const boost::not_a_dag&) {
     throw std::invalid_argument("reduce_critical_path: previous_work forms a cycle");
   }
 
-  // Longest path: earliest finish of each vertex over its predecessors, in topological order.
-  std::vector<double> finish(static_cast<size_t>(V), 0.0);
-  std::vector<double> start(static_cast<size_t>(V), 0.0);
-  std::vector<int> pred(static_cast<size_t>(V), -1);
+  // Longest path: each vertex starts when its last predecessor finishes, in topological order.
+  s.start.assign(static_cast<size_t>(V), 0.0);
+  s.finish.assign(static_cast<size_t>(V), 0.0);
+  s.pred.assign(static_cast<size_t>(V), -1);
   Vertex last = 0;
-  double best = -1;
-  for (auto it = reverse_order.rbegin(); it != reverse_order.rend(); ++it) {
+  double best = 0;
+  for (auto it = s.reverse_order.rbegin(); it != s.reverse_order.rend(); ++it) {
     const Vertex u = *it;
-    finish[u] = start[u] + weight[u];
-    if (finish[u] > best) best = finish[u], last = u;
+    s.finish[u] = s.start[u] + s.weight[u];
+    if (s.finish[u] > best) best = s.finish[u], last = u;
     for (auto e : boost::make_iterator_range(boost::out_edges(u, g))) {
       const Vertex v = boost::target(e, g);
-      if (pred[v] < 0 || finish[u] > start[v]) {
-        start[v] = finish[u];
-        pred[v] = static_cast<int>(u);
+      if (s.pred[v] < 0 || s.finish[u] > s.start[v]) {
+        s.start[v] = s.finish[u];
+        s.pred[v] = static_cast<int>(u);
       }
     }
   }
 
   CriticalPath path;
-  if (V == 0) return path;
   path.length_us = best;
-  for (int v = static_cast<int>(last); v >= 0; v = pred[v]) {
-    if (v < W)
-      path.works.push_back(v);
-    else if (v < W + T)
-      path.tile = v - W;
+  for (int v = static_cast<int>(last); v > 0; v = s.pred[v]) {
+    if (v <= W) {
+      path.works.push_back(v - 1);
+    } else if (v < first_output) {
+      for (int t = 0; t < T; ++t)
+        if (s.tile_vertex[t] == v) path.tile = t;
+    }
   }
   std::reverse(path.works.begin(), path.works.end());
   return path;

@@ -14,53 +14,58 @@ FluidJob item_job(int rows, int partials) {
   return FluidJob{0.0, reduce_read_bytes(rows, partials) + reduce_write_bytes(rows), 0.0};
 }
 
-void clear(ReduceStage& out) {
-  out.jobs.clear();
-  out.items.clear();
-  out.task_begin.clear();
-  out.task_begin.push_back(0);
-}
-
-// Ends the current block; its first item pays the block's fixed cost.
-void close_block(ReduceStage& out, const CostParams& params) {
-  const int begin = out.task_begin.back();
-  if (static_cast<int>(out.jobs.size()) == begin) return;
-  out.jobs[begin].fixed_us += params.reduce_block_us;
+// A task of one job run by `width` workgroups side by side; it pays the block's fixed cost.
+void add_task(ReduceStage& out, const FluidJob& job, const ReduceItem& item, int width, const CostParams& params) {
+  out.jobs.push_back(job);
+  out.jobs.back().fixed_us += params.reduce_block_us;
+  out.items.push_back(item);
   out.task_begin.push_back(static_cast<int>(out.jobs.size()));
+  out.task_width.push_back(width);
 }
 
+// AITER (spec §7): work item w = tile*H*Wg + group*H + head. A grid (H, Wg, NT) launches one block per item,
+// heads fastest, so the H blocks of a (tile, group) start side by side and run in lockstep: one task of width H.
+// A persistent launch has 16 CU blocks; block b runs items b, b + blocks, ... in turn.
 void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q, const CostParams& params,
                  ReduceStage& out) {
   const ReduceLaunch launch = aiter_reduce_launch(static_cast<int>(tiles.size()), heads, num_cu, max_seqlen_q);
   out.blocks_per_cu = kAiterReduceBlocksPerCu;
   const int wg = launch.row_groups;
   const int64_t per_tile = int64_t{heads} * wg;
-  // Work item w = tile*H*Wg + group*H + head; only items of split tiles do anything, so walk those alone.
-  // A grid block runs one item; persistent block b runs items b, b + blocks, b + 2 blocks, ...
+  if (!launch.persistent) {
+    for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
+      const TileFacts& f = tiles[t];
+      if (f.partials < 2) continue;  // n <= 1: stage 1 already wrote the output
+      for (int g = 0; g < wg; ++g) {
+        const int rows = rows_of_group(f.rows, g, wg);
+        if (rows == 0) continue;
+        const int block = static_cast<int>(t * per_tile + int64_t{g} * heads);
+        add_task(out, item_job(rows, f.partials), ReduceItem{t, 0, heads, g, block, f.partials >= 4}, heads, params);
+      }
+    }
+    return;
+  }
+  // Only items of split tiles do anything: collect those, grouped by block (a stable counting sort keeps each
+  // block's items in w order).
   auto for_each_item = [&](auto&& fn) {
     for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
       const TileFacts& f = tiles[t];
       if (f.partials < 2) continue;
       for (int rest = 0; rest < per_tile; ++rest) {
-        const int rows = rows_of_group(f.rows, rest / heads, wg);
-        if (rows > 0) fn(t * per_tile + rest, ReduceItem{t, rest % heads, f.partials >= 4}, item_job(rows, f.partials));
+        const int g = rest / heads;
+        const int rows = rows_of_group(f.rows, g, wg);
+        if (rows == 0) continue;
+        const int64_t w = t * per_tile + rest;
+        const int block = static_cast<int>(w % launch.blocks);
+        fn(block, ReduceItem{t, rest % heads, 1, g, block, f.partials >= 4}, item_job(rows, f.partials));
       }
     }
   };
-  if (!launch.persistent) {
-    for_each_item([&](int64_t, const ReduceItem& item, const FluidJob& job) {
-      out.jobs.push_back(job);
-      out.items.push_back(item);
-      close_block(out, params);
-    });
-    return;
-  }
-  // Persistent: group the items by block (a stable counting sort keeps each block's items in w order).
   std::vector<int>& count = out.block_count;
   count.assign(static_cast<size_t>(launch.blocks) + 1, 0);
   int n = 0;
-  for_each_item([&](int64_t w, const ReduceItem&, const FluidJob&) {
-    ++count[static_cast<size_t>(w % launch.blocks) + 1];
+  for_each_item([&](int block, const ReduceItem&, const FluidJob&) {
+    ++count[static_cast<size_t>(block) + 1];
     ++n;
   });
   for (int b = 0; b < launch.blocks; ++b) count[b + 1] += count[b];
@@ -68,29 +73,28 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
   out.items.resize(static_cast<size_t>(n));
   std::vector<int>& fill = out.block_fill;
   fill.assign(count.begin(), count.end() - 1);
-  for_each_item([&](int64_t w, const ReduceItem& item, const FluidJob& job) {
-    const int at = fill[static_cast<size_t>(w % launch.blocks)]++;
+  for_each_item([&](int block, const ReduceItem& item, const FluidJob& job) {
+    const int at = fill[static_cast<size_t>(block)]++;
     out.jobs[at] = job;
     out.items[at] = item;
   });
   for (int b = 0; b < launch.blocks; ++b) {
-    if (count[b + 1] == count[b]) continue;
+    if (count[b + 1] == count[b]) continue;  // a block with nothing to merge returns at once
     out.jobs[count[b]].fixed_us += params.reduce_block_us;
     out.task_begin.push_back(count[b + 1]);
+    out.task_width.push_back(1);
   }
 }
 
+// Triton (split-policies spec §1.5): grid (requests, heads), one program per (request tile, head) merging all
+// of the tile's rows. The heads of a tile are taken as one task of width H (exact while the programs fit the
+// slots at once, the usual case; when they do not, this groups by tile rather than by launch order).
 void build_triton(std::span<const TileFacts> tiles, int heads, const CostParams& params, ReduceStage& out) {
   out.blocks_per_cu = kTritonReduceProgramsPerCu;
-  // Grid (requests, heads): the request index varies fastest in launch order.
-  for (int h = 0; h < heads; ++h) {
-    for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
-      const TileFacts& f = tiles[t];
-      if (f.partials < 1 || f.rows == 0) continue;
-      out.jobs.push_back(item_job(f.rows, f.partials));
-      out.items.push_back({t, h, false});
-      close_block(out, params);
-    }
+  for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
+    const TileFacts& f = tiles[t];
+    if (f.partials < 1 || f.rows == 0) continue;
+    add_task(out, item_job(f.rows, f.partials), ReduceItem{t, 0, heads, 0, t, false}, heads, params);
   }
 }
 
@@ -98,7 +102,10 @@ void build_triton(std::span<const TileFacts> tiles, int heads, const CostParams&
 
 void build_reduce_stage(const Plan& plan, std::span<const TileFacts> tiles, int heads, int num_cu,
                         int max_seqlen_q, const CostParams& params, ReduceStage& out) {
-  clear(out);
+  out.jobs.clear();
+  out.items.clear();
+  out.task_begin.assign(1, 0);
+  out.task_width.clear();
   if (plan.kernel == KernelKind::grid)
     build_triton(tiles, heads, params, out);
   else

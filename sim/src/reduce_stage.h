@@ -17,18 +17,23 @@ struct TileFacts {
   int request = -1;  // original request, -1 when the tile has no partials
 };
 
-// One reduce work item: (tile, head, row group) in AITER, (request tile, head) in Triton.
+// One reduce step: a (tile, row group) merged by `heads` workgroups side by side, one per head (grid reduces),
+// or one (tile, row group, head) item of a persistent reduce block.
 struct ReduceItem {
   int tile = 0;
-  int head = 0;
+  int head = 0;   // first head
+  int heads = 1;
+  int row_group = 0;
+  int block = 0;  // first workgroup, in launch order
   bool massive = false;
 };
 
 struct ReduceStage {
   std::vector<FluidJob> jobs;      // one per item, in the order each block runs them
   std::vector<ReduceItem> items;   // parallel to jobs
-  std::vector<int> task_begin;     // reduce blocks in launch order (blocks without work left out)
-  int blocks_per_cu = 1;           // resident reduce blocks per CU
+  std::vector<int> task_begin;     // reduce tasks in launch order (tasks without work left out)
+  std::vector<int> task_width;     // workgroups of each task
+  int blocks_per_cu = 1;           // resident reduce workgroups per CU
   std::vector<int> block_count, block_fill;  // scratch for grouping items by persistent block
 };
 

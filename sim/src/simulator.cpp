@@ -123,8 +123,8 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   // Stage 1.
   double kv_bytes = 0;
   build_stage1_jobs(plan, batch, gpu, p, s, kv_bytes);
-  const int cus = grid ? (plan.derived.num_clusters > 0 ? std::min(plan.derived.num_clusters, gpu.num_cu) : gpu.num_cu)
-                       : 0;
+  // Grid plans carry one "cluster" per workgroup, not a CU limit, so the grid runs on the whole GPU.
+  const int cus = grid ? gpu.num_cu : 0;
   const int per_cu = grid ? p.grid_occupancy : 1;
   const int slots = grid ? cus * per_cu : plan.num_clusters();
   std::span<const int> tasks;
@@ -138,11 +138,12 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   const double bytes_per_us_cu = p.beta_cu_gbps * 1e3;
   const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
   s.times.assign(static_cast<size_t>(W), {});
-  const double stage1 = detail::run_fluid({slots, bytes_per_us_cu, bytes_per_us_hbm}, s.jobs, tasks, 0.0, s.times, s.fluid);
+  const double stage1 =
+      detail::run_fluid({slots, bytes_per_us_cu, bytes_per_us_hbm}, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
 
-  // Row of each slot: persistent rows are clusters; grid slot s = (round j, CU c) is row c * per_cu + j, so
+  // Row of each lane: persistent lanes are clusters; grid lane s = (round j, CU c) is row c * per_cu + j, so
   // the first `cus` workgroups spread over distinct CUs.
-  auto row_of_slot = [&](int slot) { return grid ? (slot % cus) * per_cu + slot / cus : slot; };
+  auto row_of_lane = [&](int lane) { return grid ? (lane % cus) * per_cu + lane / cus : lane; };
   double busy = 0;
   s.previous_work.resize(static_cast<size_t>(W));
   s.work_us.resize(static_cast<size_t>(W));
@@ -152,9 +153,9 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     const FluidJobTimes& t = s.times[i];
     s.work_us[i] = t.end_us - t.begin_us;
     busy += s.work_us[i];
-    s.previous_work[i] = s.slot_last[t.slot];
-    s.slot_last[t.slot] = i;
-    if (grid) s.cu_used[t.slot % cus] = 1;
+    s.previous_work[i] = s.slot_last[t.lane];
+    s.slot_last[t.lane] = i;
+    if (grid) s.cu_used[t.lane % cus] = 1;
   }
 
   // Stage 2.
@@ -169,7 +170,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     s.reduce_times.assign(s.reduce.jobs.size(), {});
     const int reduce_slots = gpu.num_cu * s.reduce.blocks_per_cu;
     end = detail::run_fluid({reduce_slots, bytes_per_us_cu, bytes_per_us_hbm}, s.reduce.jobs, s.reduce.task_begin,
-                            stage1, s.reduce_times, s.fluid);
+                            s.reduce.task_width, stage1, s.reduce_times, s.fluid);
     for (size_t k = 0; k < s.reduce.items.size(); ++k) {
       double& d = s.tile_us[s.reduce.items[k].tile];
       d = std::max(d, s.reduce_times[k].end_us - s.reduce_times[k].begin_us);
@@ -183,7 +184,12 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   m.active_clusters = grid ? static_cast<int>(std::count(s.cu_used.begin(), s.cu_used.end(), 1))
                            : plan.active_clusters();
   m.occupancy = stage1 > 0 && slots > 0 ? busy / (double(slots) * stage1) : 0.0;
-  m.splits_per_request = plan.splits_per_request();
+  m.splits_per_request.assign(static_cast<size_t>(batch.size()), 0);
+  for (int i = 0; i < W; ++i) {  // a final work is one fragment; a partial one is one of its tile's n
+    const int t = s.work_tile[i];
+    int& splits = m.splits_per_request[std::clamp(request_of(plan, plan.works[i]), 0, batch.size() - 1)];
+    splits = std::max(splits, t >= 0 ? s.tiles[t].partials : 1);
+  }
   m.num_works = W;
   m.num_partials = plan.num_partials();
   m.kv_bytes = kv_bytes;
@@ -200,20 +206,18 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     for (int i = 0; i < W; ++i) {
       const WorkInfo& w = plan.works[i];
       const FluidJobTimes& t = s.times[i];
-      tl.rows[row_of_slot(t.slot)].push_back({t.begin_us, t.stream_us, t.end_us, i, request_of(plan, w), w.kv_start,
+      tl.rows[row_of_lane(t.lane)].push_back({t.begin_us, t.stream_us, t.end_us, i, request_of(plan, w), w.kv_start,
                                               w.kv_end, w.is_partial()});
     }
     tl.reduce.clear();
     if (reduce_runs) {
       tl.reduce.reserve(s.reduce.items.size());
-      int block = 0;
       for (size_t k = 0; k < s.reduce.items.size(); ++k) {
-        while (static_cast<int>(k) >= s.reduce.task_begin[block + 1]) ++block;
         const detail::ReduceItem& item = s.reduce.items[k];
         const detail::TileFacts& f = s.tiles[item.tile];
         const FluidJobTimes& t = s.reduce_times[k];
-        tl.reduce.push_back({t.begin_us, t.end_us, item.tile, f.request, f.partials, item.head, t.slot % gpu.num_cu,
-                             block, item.massive});
+        tl.reduce.push_back({t.begin_us, t.end_us, item.tile, f.request, f.partials, item.head, item.heads,
+                             item.row_group, item.block, item.block % gpu.num_cu, item.massive});
       }
     }
   }

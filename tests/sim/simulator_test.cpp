@@ -119,7 +119,12 @@ TEST(Simulator, WorkedExampleReduceIsOneBlockPerTileAndHeadMergingAtMost65Partia
   const DecodeBatch batch = uniform(4, 100000);
   const CostParams p = datasheet_params();
   const Prediction pr = simulate(plan_with("aiter-v1:max_split_per_batch=-1", batch), batch, mi355x(), p);
-  ASSERT_EQ(pr.timeline.reduce.size(), 64u);
+  ASSERT_EQ(pr.timeline.reduce.size(), 4u);
+  for (const ReduceBox& r : pr.timeline.reduce) {
+    EXPECT_EQ(r.heads, 16);
+    EXPECT_EQ(r.block, 16 * r.tile);
+    EXPECT_TRUE(r.massive);
+  }
   const double bytes = 65 * (4.0 * 512 + 4) + 2.0 * 512;
   EXPECT_NEAR(pr.metrics.reduce_us, p.reduce_block_us + bytes / (p.beta_cu_gbps * 1e3), 1e-9);
 }
@@ -194,9 +199,15 @@ TEST(Simulator, GridSpreadsTheFirstWorkgroupsOverDistinctCus) {
   p.grid_occupancy = 2;
   const Prediction pr = simulate(grid_plan(3, 4000), uniform(3, 4000), mi355x(), p);
   EXPECT_EQ(pr.metrics.active_clusters, 3);
+  EXPECT_EQ(pr.timeline.num_clusters, 512);
   EXPECT_EQ(pr.timeline.rows[0].size(), 1u);  // CU 0 slot 0
   EXPECT_EQ(pr.timeline.rows[2].size(), 1u);  // CU 1 slot 0
   EXPECT_EQ(pr.timeline.rows[1].size(), 0u);  // CU 0 slot 1 stays free
+}
+
+TEST(Simulator, GridOccupancyCountsEveryCuOfTheGpu) {
+  const Metrics m = simulate_metrics(grid_plan(64, 4000), uniform(64, 4000), mi355x(), datasheet_params());
+  EXPECT_NEAR(m.occupancy, 0.25, 1e-12);
 }
 
 TEST(Simulator, GridPlanSkipsThePlannerCost) {

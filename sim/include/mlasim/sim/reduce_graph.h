@@ -1,6 +1,7 @@
 #pragma once
-// The data dependencies of a simulated plan as a DAG (Boost.Graph): the works of one cluster run in order,
-// each partial work feeds its reduce tile, each split tile and each final work feeds an output. Vertex weights
+// The data dependencies of a simulated plan as a DAG (Boost.Graph): the kernel launch precedes each cluster's
+// first work, the works of one cluster run in order, each partial work feeds its reduce tile, and each split tile
+// feeds its output (a final work writes its output itself). Vertex weights
 // are the simulated durations; the longest path is the time the step would take if every reduce tile could
 // start as soon as its own partials are written (it is <= kernel_us, which waits for all of stage 1).
 #include <span>

@@ -1,8 +1,8 @@
 #pragma once
 // Plays a Plan on a GPU model and returns what happens over time (Timeline) and what it adds up to (Metrics).
 // Persistent plans: one workgroup per cluster walks its list. Grid plans (KernelKind::grid, one work per
-// workgroup in launch order, work_indptr[c] = c): list scheduling onto CUs with CostParams::grid_occupancy
-// slots each; derived.num_clusters, when > 0, is the number of CUs the grid may use (the --clusters limit).
+// workgroup in launch order, work_indptr[c] = c): list scheduling onto the GPU's CUs with
+// CostParams::grid_occupancy slots each (a grid plan records no CU limit: derived.num_clusters counts workgroups).
 // Stage 1 uses a fluid bandwidth model: each cluster streaming at a moment gets min(beta_cu, B_hbm / k).
 // Stage 2 follows AITER's reduce launch rules (reduce_launch.h). The formulas are in docs/model.md.
 #include <memory>
@@ -28,17 +28,20 @@ struct TimelineBox {
   bool partial = false;
 };
 
-// One reduce work item (tile, head, row group) on one CU, after stage 1. A persistent reduce block runs
-// several items back to back; a grid reduce block runs one.
+// One step of the reduce stage, after stage 1: a (tile, row group) merged by `heads` workgroups side by side,
+// one per head (AITER's grid reduce, Triton's reduce), or one (tile, row group, head) item of a persistent
+// AITER reduce block, whose items run back to back.
 struct ReduceBox {
   double begin_us = 0;
   double end_us = 0;
-  int tile = 0;      // reduce tile index (reduce_indptr row)
+  int tile = 0;       // reduce tile index (reduce_indptr row)
   int request = 0;
-  int partials = 0;  // partials merged
-  int head = 0;      // head of the tile this item merges
-  int cu = 0;        // CU the reduce block ran on
-  int block = 0;     // reduce workgroup (launch order)
+  int partials = 0;   // partials merged
+  int head = 0;       // first head merged
+  int heads = 1;      // workgroups side by side
+  int row_group = 0;  // AITER's Wg split of the tile's rows
+  int block = 0;      // first reduce workgroup, in launch order
+  int cu = 0;         // CU of that workgroup (dispatch goes round-robin over the CUs)
   bool massive = false;  // AITER's n >= 4 path (LSE pass through LDS); 2..3 partials merge "simple"
 };
 
@@ -60,7 +63,7 @@ struct Metrics {
   double total_us = 0;    // + launch latencies (stage 1, and the reduce when partials exist) and the planner
   int active_clusters = 0;  // persistent: clusters with works; grid: CUs that ran a workgroup
   double occupancy = 0;   // mean fraction of clusters (grid: slots) busy during stage 1
-  std::vector<int> splits_per_request;
+  std::vector<int> splits_per_request;  // fragments per request: 1 unsplit, n for a tile merged from n partials
   int num_works = 0;
   int num_partials = 0;
   double kv_bytes = 0;    // KV bytes stage 1 streams (each head group's re-read counted)
