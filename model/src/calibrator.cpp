@@ -122,21 +122,34 @@ CalibrationResult calibrate(const CalibrationProblem& problem, const LeastSquare
 
   // Covariance over the parameters not held at a bound: s^2 (J^T J)^-1. A parameter the rows do not move
   // (a zero or dependent column) gets NaN rather than a made-up number.
+  // Parameters on a bound, or that no fitted row responds to (e.g. beta_cu when no row is bandwidth-bound per
+  // cluster), have no defined uncertainty; the rest are estimated together.
+  double largest_column = 0;
+  for (Eigen::Index k = 0; k < n_free; ++k)
+    largest_column = std::max(largest_column, ls.jacobian.col(k).norm() * std::abs(ls.x[k]));
   std::vector<Eigen::Index> inner;
   for (Eigen::Index k = 0; k < n_free; ++k)
-    if (!ls.at_bound[static_cast<size_t>(k)]) inner.push_back(k);
+    if (!ls.at_bound[static_cast<size_t>(k)] && ls.jacobian.col(k).norm() * std::abs(ls.x[k]) > 1e-9 * largest_column)
+      inner.push_back(k);
   std::vector<double> std_error(static_cast<size_t>(n_free), std::numeric_limits<double>::quiet_NaN());
   if (!inner.empty() && dof > 0) {
-    Eigen::MatrixXd j(ls.jacobian.rows(), static_cast<Eigen::Index>(inner.size()));
-    for (size_t k = 0; k < inner.size(); ++k) j.col(static_cast<Eigen::Index>(k)) = ls.jacobian.col(inner[k]);
-    const Eigen::MatrixXd jtj = j.transpose() * j;
+    // Columns scaled by each parameter's size, so the rank test compares relative sensitivities rather than
+    // units (t_fix in us against beta_cu in GB/s).
+    const auto m = static_cast<Eigen::Index>(inner.size());
+    Eigen::MatrixXd js(ls.jacobian.rows(), m);
+    Eigen::VectorXd size(m);
+    for (Eigen::Index k = 0; k < m; ++k) {
+      const Eigen::Index i = inner[static_cast<size_t>(k)];
+      size[k] = std::max(std::abs(ls.x[i]), 1e-12);
+      js.col(k) = ls.jacobian.col(i) * size[k];
+    }
+    const Eigen::MatrixXd jtj = js.transpose() * js;
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(jtj);
     const double largest = eig.eigenvalues().cwiseAbs().maxCoeff();
-    if (largest > 0 && eig.eigenvalues().minCoeff() > 1e-10 * largest) {
+    if (largest > 0 && eig.eigenvalues().minCoeff() > 1e-12 * largest) {
       const Eigen::MatrixXd cov = jtj.inverse() * (out.residual_std * out.residual_std);
-      for (size_t k = 0; k < inner.size(); ++k)
-        std_error[static_cast<size_t>(inner[k])] =
-            std::sqrt(std::max(0.0, cov(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k))));
+      for (Eigen::Index k = 0; k < m; ++k)
+        std_error[static_cast<size_t>(inner[static_cast<size_t>(k)])] = size[k] * std::sqrt(std::max(0.0, cov(k, k)));
     }
   }
   for (Eigen::Index k = 0; k < n_free; ++k) {
