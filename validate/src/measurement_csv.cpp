@@ -67,7 +67,11 @@ MeasurementRow parse_row(const Record& r) {
   m.stage1_us = r.optional_real("stage1_us");
   m.reduce_us = r.optional_real("reduce_us");
   m.kernel_us = r.optional_real("kernel_us");
-  if (!m.stage1_us && !m.reduce_us && !m.kernel_us)
+  if (r.column.count("time_ratio")) m.time_ratio = r.optional_real("time_ratio");
+  if (r.column.count("vs_policy")) m.vs_policy = r.text("vs_policy");
+  if (m.time_ratio.has_value() != !m.vs_policy.empty())
+    r.fail("vs_policy", "a time_ratio needs a vs_policy and a vs_policy a time_ratio");
+  if (!m.stage1_us && !m.reduce_us && !m.kernel_us && !m.time_ratio)
     r.fail("kernel_us", "a row needs at least one of stage1_us, reduce_us, kernel_us");
   m.kv_bytes = r.optional_real("kv_bytes");
   m.kv_tbps = r.optional_real("kv_tbps");
@@ -87,7 +91,8 @@ const std::vector<std::string>& measurement_csv_columns() {
   static const std::vector<std::string> columns{
       "gpu",       "kernel",    "policy",    "batch",    "context", "heads",    "qo_len",
       "q_dtype",   "kv_dtype",  "page_size", "clusters", "stage1_us", "reduce_us", "kernel_us",
-      "kv_bytes",  "kv_tbps",   "max_abs_err", "driver", "commit",  "date",     "source"};
+      "kv_bytes",  "kv_tbps",   "max_abs_err", "driver", "commit",  "date",     "source", "vs_policy",
+      "time_ratio"};
   return columns;
 }
 
@@ -134,7 +139,7 @@ std::vector<MeasurementRow> parse_measurement_csv(std::string_view text, const s
   if (is_public_measurements_header(header)) return import_public_measurements(text, origin).rows;
 
   for (const std::string& name : measurement_csv_columns())
-    if (name != "source" && !column.count(name))
+    if (name != "source" && name != "vs_policy" && name != "time_ratio" && !column.count(name))
       throw InputError("csv", origin + " line 1: missing column '" + name + "' (needs " +
                                   fmt::format("{}", fmt::join(measurement_csv_columns(), ", ")) + ")");
   std::vector<MeasurementRow> rows;
@@ -171,7 +176,7 @@ std::string format_measurement_csv(const std::vector<MeasurementRow>& rows) {
         std::string(dtype_name(m.q_dtype)), std::string(dtype_name(m.kv_dtype)), std::to_string(m.page_size),
         std::to_string(m.clusters), number_cell(m.stage1_us), number_cell(m.reduce_us), number_cell(m.kernel_us),
         number_cell(m.kv_bytes), number_cell(m.kv_tbps), number_cell(m.max_abs_err), csv_cell(m.driver),
-        csv_cell(m.commit), csv_cell(m.date), csv_cell(m.source)};
+        csv_cell(m.commit), csv_cell(m.date), csv_cell(m.source), csv_cell(m.vs_policy), number_cell(m.time_ratio)};
     out += fmt::format("{}\n", fmt::join(cells, ","));
   }
   return out;

@@ -61,6 +61,7 @@ std::string stage_of_metric(const std::string& metric) {
   if (metric == "kernel_time") return "kernel_us";
   if (metric == "reduce_kernel_time" || metric == "reduce_kernel_time_graph" || metric == "reduce_kernel_avg_time")
     return "reduce_us";
+  if (metric.starts_with("time_ratio")) return "time_ratio";
   return "";
 }
 
@@ -73,7 +74,8 @@ std::optional<std::string> policy_from_split_setting(const std::string& setting)
 }
 
 std::map<std::string, std::string> parse_assumptions(const std::string& text, const std::string& where) {
-  static const std::vector<std::string> keys{"policy", "context", "page_size", "q_dtype", "kv_dtype", "clusters"};
+  static const std::vector<std::string> keys{"policy",  "vs_policy", "context", "page_size",
+                                             "q_dtype", "kv_dtype",  "clusters"};
   std::map<std::string, std::string> out;
   std::stringstream ss(text);
   std::string item;
@@ -84,8 +86,8 @@ std::map<std::string, std::string> parse_assumptions(const std::string& text, co
     const std::string key = eq == std::string::npos ? item : trim(item.substr(0, eq));
     if (eq == std::string::npos || std::find(keys.begin(), keys.end(), key) == keys.end())
       throw InputError("assumptions", where + ": '" + item +
-                                          "' must be key=value with key policy, context, page_size, q_dtype, "
-                                          "kv_dtype or clusters");
+                                          "' must be key=value with key policy, vs_policy, context, page_size, "
+                                          "q_dtype, kv_dtype or clusters");
     out[key] = trim(item.substr(eq + 1));
   }
   return out;
@@ -138,12 +140,18 @@ PublicImport import_public_measurements(std::string_view text, const std::string
 
     const std::string stage = stage_of_metric(cell("metric"));
     if (stage.empty()) {
-      skip("metric '" + cell("metric") + "' is not a kernel time");
+      skip("metric '" + cell("metric") + "' is not a kernel time or time ratio");
       continue;
     }
     const std::optional<double> value = leading_number(cell("value"));
-    if (!value || !cell("unit").starts_with("us")) {
-      skip("value '" + cell("value") + "' with unit '" + cell("unit") + "' is not a time in us");
+    const bool ratio = stage == "time_ratio";
+    if (!value || !cell("unit").starts_with(ratio ? "x" : "us")) {
+      skip("value '" + cell("value") + "' with unit '" + cell("unit") + "' is not " +
+           (ratio ? "a ratio in x" : "a time in us"));
+      continue;
+    }
+    if (ratio && !assumed.count("vs_policy")) {
+      skip("a time ratio needs the denominator's policy as an assumption (vs_policy=...)");
       continue;
     }
     MeasurementRow m;
@@ -187,7 +195,12 @@ PublicImport import_public_measurements(std::string_view text, const std::string
       skip("split_setting '" + cell("split_setting") + "' names no policy; an assumptions cell can supply one");
       continue;
     }
-    (stage == "kernel_us" ? m.kernel_us : m.reduce_us) = *value;
+    if (ratio) {
+      m.time_ratio = *value;
+      m.vs_policy = assumed["vs_policy"];
+    } else {
+      (stage == "kernel_us" ? m.kernel_us : m.reduce_us) = *value;
+    }
     result.rows.push_back(std::move(m));
   }
   return result;

@@ -1,8 +1,10 @@
 #pragma once
 // Measurement CSVs: one row per measured configuration (medians of the repetitions), with provenance.
 // Columns (docs/validation.md): gpu, kernel, policy, batch, context, heads, qo_len, q_dtype, kv_dtype, page_size,
-// clusters, stage1_us, reduce_us, kernel_us, kv_bytes, kv_tbps, max_abs_err, driver, commit, date; an optional
-// `source` column names where a row was taken from. Any other column is kept out of the row and ignored.
+// clusters, stage1_us, reduce_us, kernel_us, kv_bytes, kv_tbps, max_abs_err, driver, commit, date. Optional
+// columns: `source` (where a row was taken from), and `vs_policy` with `time_ratio` for a published ratio
+// ("kernel time of policy / kernel time of vs_policy on the same workload") instead of a time. Any other column is
+// ignored.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,8 @@ struct MeasurementRow {
   std::optional<double> kv_bytes;
   std::optional<double> kv_tbps;
   std::optional<double> max_abs_err;
+  std::string vs_policy;             // with time_ratio: the policy in the denominator
+  std::optional<double> time_ratio;  // kernel_us(policy) / kernel_us(vs_policy)
   std::string driver;
   std::string commit;
   std::string date;

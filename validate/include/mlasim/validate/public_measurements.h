@@ -4,10 +4,11 @@
 // split_setting, metric, value, unit, source.
 //
 // Time metrics become MeasurementRows (kernel_time -> kernel_us; reduce_kernel_time[_graph|_avg_time] ->
-// reduce_us); other metrics (bandwidths, ratios, hardware specs) and rows the importer cannot read are skipped with
-// a reason. An optional extra column `assumptions` ("key=value; key=value") fills in or overrides what a
-// publication left out (policy, context, page_size, q_dtype, kv_dtype, clusters), so every assumption stays
-// written next to the row it applies to.
+// reduce_us), and so do time ratios of two policies (time_ratio_* -> time_ratio, with the denominator's policy
+// from the assumptions' vs_policy); other metrics (bandwidths, hardware specs) and rows the importer cannot read
+// are skipped with a reason. An optional extra column `assumptions` ("key=value; key=value") fills in or overrides
+// what a publication left out (policy, vs_policy, context, page_size, q_dtype, kv_dtype, clusters), so every
+// assumption stays written next to the row it applies to.
 #include <string>
 #include <string_view>
 #include <vector>
