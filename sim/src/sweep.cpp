@@ -1,0 +1,89 @@
+#include "mlasim/sim/sweep.h"
+
+#include <atomic>
+#include <memory>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/policy_spec.h"
+#include "mlasim/sim/split_policy.h"
+
+namespace mlasim::sim {
+namespace {
+
+template <typename T>
+void require_non_empty(const std::vector<T>& v, const char* field) {
+  if (v.empty()) throw InputError(field, "needs at least one value");
+}
+
+DecodeBatch batch_for(const SweepGrid& grid, int batch, int context) {
+  DecodeBatch b = grid.shape;
+  b.kv_lens.assign(static_cast<size_t>(batch), context);
+  b.qo_lens.assign(static_cast<size_t>(batch), grid.qo_len);
+  return b;
+}
+
+}  // namespace
+
+size_t sweep_size(const SweepGrid& g) {
+  return g.gpus.size() * g.batches.size() * g.contexts.size() * g.clusters.size() * g.policies.size();
+}
+
+void validate_sweep(const SweepGrid& g) {
+  require_non_empty(g.gpus, "gpu");
+  require_non_empty(g.batches, "batch");
+  require_non_empty(g.contexts, "context");
+  require_non_empty(g.clusters, "clusters");
+  require_non_empty(g.policies, "policy");
+  for (const std::string& spec : g.policies) make_policy(spec);
+  for (const Gpu& gpu : g.gpus) {
+    for (int c : g.clusters)
+      if (c < 0 || c > gpu.num_cu)
+        throw InputError("clusters", "must be 0.." + std::to_string(gpu.num_cu) + " on " + gpu.name + ", got " +
+                                         std::to_string(c));
+    cost_params_for(gpu);  // a profile with a parameter out of range fails here, not mid-sweep
+  }
+  for (int b : g.batches)
+    if (b < 1) throw InputError("batch", "must be >= 1, got " + std::to_string(b));
+  for (int c : g.contexts)
+    if (c < 1) throw InputError("context", "must be >= 1 token, got " + std::to_string(c));
+  batch_for(g, g.batches.front(), g.contexts.front()).validate();
+}
+
+SweepResult run_sweep(const SweepGrid& g, const std::function<void(size_t, size_t)>& progress) {
+  validate_sweep(g);
+  SweepResult r;
+  std::vector<std::unique_ptr<SplitPolicy>> policies;
+  for (const std::string& spec : g.policies) {
+    policies.push_back(make_policy(spec));
+    r.policies.push_back(parse_policy_spec(spec).to_string());
+  }
+  std::vector<CostParams> params;
+  for (const Gpu& gpu : g.gpus) params.push_back(cost_params_for(gpu));
+
+  const size_t total = sweep_size(g);
+  r.points.reserve(total);
+  for (int gi = 0; gi < static_cast<int>(g.gpus.size()); ++gi)
+    for (int b : g.batches)
+      for (int c : g.contexts)
+        for (int cl : g.clusters)
+          for (int p = 0; p < static_cast<int>(policies.size()); ++p) r.points.push_back({gi, b, c, cl, p});
+  r.metrics.resize(total);
+
+  std::atomic<size_t> done{0};
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, total, 16), [&](const tbb::blocked_range<size_t>& range) {
+    for (size_t i = range.begin(); i != range.end(); ++i) {
+      const SweepPoint& pt = r.points[i];
+      const Gpu& gpu = g.gpus[static_cast<size_t>(pt.gpu)];
+      const DecodeBatch batch = batch_for(g, pt.batch, pt.context);
+      const Plan plan = policies[static_cast<size_t>(pt.policy)]->plan({batch, gpu, pt.clusters});
+      r.metrics[i] = simulate_metrics(plan, batch, gpu, params[static_cast<size_t>(pt.gpu)]);
+    }
+    const size_t now = done.fetch_add(range.size()) + range.size();
+    if (progress) progress(now, total);
+  });
+  return r;
+}
+
+}  // namespace mlasim::sim
