@@ -10,6 +10,11 @@ int main(int argc, char** argv) {
   CLI::App app{"mlasim: plans, predictions and measurements of MLA decode split policies"};
   app.require_subcommand(1);
   mlasim::cli::add_plan_command(app);
+  mlasim::cli::add_predict_command(app);
+  mlasim::cli::add_compare_command(app);
+  mlasim::cli::add_sweep_command(app);
+  mlasim::cli::add_calibrate_command(app);
+  mlasim::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -29,8 +29,13 @@ void WorkloadOptions::add_to(CLI::App& app) {
   app.add_option("--batch", batch, "requests in the batch (with --context)")->capture_default_str();
   app.add_option("--context", context, "KV tokens per request (with --batch)")->capture_default_str();
   app.add_option("--kv-lens", kv_lens, "KV tokens per request, comma list (overrides --batch/--context)");
-  app.add_option("--qo-len", qo_len, "query tokens per request (1 = plain decode, >1 = MTP)")->capture_default_str();
   app.add_option("--qo-lens", qo_lens, "query tokens per request, comma list (non-uniform MTP)");
+  app.add_option("--clusters", clusters, "clusters (CUs) available to the plan (default: all)");
+  add_shape_to(app);
+}
+
+void WorkloadOptions::add_shape_to(CLI::App& app) {
+  app.add_option("--qo-len", qo_len, "query tokens per request (1 = plain decode, >1 = MTP)")->capture_default_str();
   app.add_option("--heads", heads, "q heads")->capture_default_str();
   app.add_option("--kv-heads", kv_heads, "kv heads (MLA: 1)")->capture_default_str();
   app.add_option("--q-dtype", q_dtype, "fp8 or bf16")->capture_default_str();
@@ -38,7 +43,6 @@ void WorkloadOptions::add_to(CLI::App& app) {
   app.add_option("--page-size", page_size, "tokens per KV page (power of two)")->capture_default_str();
   app.add_option("--kv-granularity", kv_granularity, "planner granule in pages (power of two; default max(page size, 16))");
   app.add_flag("--causal,!--no-causal", causal, "causal masking for qlen > 1 (default on)");
-  app.add_option("--clusters", clusters, "clusters (CUs) available to the plan (default: all)");
 }
 
 DecodeBatch WorkloadOptions::make_batch() const {

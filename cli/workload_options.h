@@ -25,6 +25,9 @@ struct WorkloadOptions {
   int clusters = 0;        // 0: every CU of the GPU
 
   void add_to(CLI::App& app);
+  // Only the shape flags (qo-len, heads, dtypes, page size, granularity, causal): for commands that take the
+  // batch, context, GPU and clusters as lists of their own (sweep).
+  void add_shape_to(CLI::App& app);
   DecodeBatch make_batch() const;
   Gpu load() const;
 };

@@ -1,0 +1,35 @@
+// mlasim report: measured against predicted time for every measurement row, with the profile as it stands.
+#include <memory>
+
+#include "commands.h"
+#include "measurement_options.h"
+#include "mlasim/validate/calibration_run.h"
+#include "output.h"
+
+namespace mlasim::cli {
+namespace {
+
+struct ReportOptions {
+  MeasurementOptions measurements;
+  std::string format = "text";
+};
+
+void run_report(const ReportOptions& o) {
+  check_format(o.format, {"text", "json"});
+  const Gpu gpu = load_gpu(o.measurements.gpu);
+  const validate::CalibrationRun run = validate::evaluate_profile(gpu, o.measurements.rows_for(gpu));
+  write_stdout(o.format == "json" ? validate::calibration_report_json(run).dump(2) + "\n"
+                                  : validate::calibration_report_text(run));
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto opts = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand("report", "prediction error of a GPU profile against measured times, per row");
+  opts->measurements.add_to(*cmd);
+  cmd->add_option("--format", opts->format, "text or json")->capture_default_str();
+  cmd->callback([opts] { run_report(*opts); });
+}
+
+}  // namespace mlasim::cli

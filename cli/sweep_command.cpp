@@ -1,0 +1,139 @@
+// mlasim sweep: predictions over batch x context x clusters x GPU for several policies, on all cores.
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+#include <mutex>
+
+#include "commands.h"
+#include "labelled_prediction.h"
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/sweep.h"
+#include "output.h"
+#include "workload_options.h"
+
+namespace mlasim::cli {
+namespace {
+
+struct SweepOptions {
+  WorkloadOptions shape;  // only the shape flags are registered
+  std::string gpus = "mi355x";
+  std::string batches;
+  std::string contexts;
+  std::string clusters = "0";
+  std::vector<std::string> policies;
+  std::string out;
+  std::string format = "csv";
+  bool quiet = false;
+};
+
+std::vector<std::string> split_names(const std::string& text, const std::string& field) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    out.push_back(text.substr(pos, comma - pos));
+    if (out.back().empty()) throw InputError(field, "must be a comma list of names, got '" + text + "'");
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// A bar on stderr, redrawn at most every 100 ms from whichever worker finishes a chunk.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  void update(size_t done, size_t total) {
+    if (!enabled_ || done >= total) return;  // finish() draws the last state
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    draw(done, total);
+  }
+  void finish(size_t total) {
+    if (!enabled_) return;
+    draw(total, total);
+    std::fputc('\n', stderr);
+  }
+
+ private:
+  void draw(size_t done, size_t total) {
+    constexpr int kWidth = 40;
+    const double f = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    const int filled = static_cast<int>(f * kWidth);
+    std::fprintf(stderr, "\r[%s%s] %3d%% %zu/%zu", std::string(static_cast<size_t>(filled), '#').c_str(),
+                 std::string(static_cast<size_t>(kWidth - filled), ' ').c_str(), static_cast<int>(f * 100), done,
+                 total);
+    std::fflush(stderr);
+  }
+  bool enabled_;
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+void run_sweep_command(const SweepOptions& o) {
+  check_format(o.format, {"csv", "json"});
+  if (o.out.empty()) throw InputError("out", "needs a file to write the sweep to");
+  sim::SweepGrid grid;
+  for (const std::string& name : split_names(o.gpus, "gpu")) grid.gpus.push_back(load_gpu(name));
+  grid.batches = parse_int_list(o.batches, "batch");
+  grid.contexts = parse_int_list(o.contexts, "context");
+  grid.clusters = parse_int_list(o.clusters, "clusters", 0);
+  grid.policies = o.policies;
+  // The shape flags go through the same checks as every other command's workload.
+  WorkloadOptions shape = o.shape;
+  shape.batch = 1;
+  shape.context = 1;
+  const DecodeBatch one = shape.make_batch();
+  grid.shape = one;
+  grid.qo_len = one.qo_lens.front();
+  sim::validate_sweep(grid);
+
+  ProgressBar bar(!o.quiet);
+  const auto start = std::chrono::steady_clock::now();
+  const sim::SweepResult r = sim::run_sweep(grid, [&bar](size_t done, size_t total) { bar.update(done, total); });
+  bar.finish(r.points.size());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::string text;
+  nlohmann::json rows = nlohmann::json::array();
+  if (o.format == "csv") text = labelled_csv_header() + "\n";
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const sim::SweepPoint& pt = r.points[i];
+    const LabelledMetrics m{grid.gpus[static_cast<size_t>(pt.gpu)].name, r.policies[static_cast<size_t>(pt.policy)],
+                            pt.batch, std::to_string(pt.context), pt.clusters, r.metrics[i]};
+    if (o.format == "csv") {
+      text += labelled_csv_row(m) + "\n";
+    } else {
+      rows.push_back(labelled_json(m));
+    }
+  }
+  if (o.format == "json") text = rows.dump(1) + "\n";
+  write_file_atomically(o.out, text);
+  if (!o.quiet)
+    std::fprintf(stderr, "%zu predictions in %.3f s (%.0f per second) -> %s\n", r.points.size(), seconds,
+                 static_cast<double>(r.points.size()) / std::max(seconds, 1e-9), o.out.c_str());
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto opts = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "predict every batch x context x clusters x GPU configuration under each policy (all cores)");
+  cmd->add_option("--batch", opts->batches, "requests per batch, comma list, e.g. 1,4,16,64")->required();
+  cmd->add_option("--context", opts->contexts, "KV tokens per request, comma list")->required();
+  cmd->add_option("--clusters", opts->clusters, "clusters available, comma list (0 = every CU)")
+      ->capture_default_str();
+  cmd->add_option("--gpu", opts->gpus, "GPU profiles, comma list")->capture_default_str();
+  cmd->add_option("--policy", opts->policies, "policy spec; repeat for several")->required();
+  opts->shape.add_shape_to(*cmd);
+  cmd->add_option("--out", opts->out, "output file (written whole, or not at all)")->required();
+  cmd->add_option("--format", opts->format, "csv or json")->capture_default_str();
+  cmd->add_flag("--quiet", opts->quiet, "no progress bar or summary on stderr");
+  cmd->callback([opts] { run_sweep_command(*opts); });
+}
+
+}  // namespace mlasim::cli
