@@ -1,5 +1,8 @@
 #include "mlasim/sim/plan.h"
 
+#include <map>
+#include <utility>
+
 namespace mlasim::sim {
 
 int Plan::active_clusters() const {
@@ -9,16 +12,14 @@ int Plan::active_clusters() const {
 }
 
 std::vector<int> Plan::splits_per_request() const {
-  // A request's splits: the most fragments any of its (head group, qo tile) pieces was cut into.
+  // A request's splits: the most fragments any of its (head group, qo tile) pieces was cut into. The works of
+  // one tile need not be adjacent (grid plans interleave requests; heap planners scatter fragments).
+  std::map<std::pair<int32_t, int32_t>, int> fragments;  // (virtual batch, qo_start) -> works
+  for (const WorkInfo& w : works) ++fragments[{w.batch_idx, w.qo_start}];
   std::vector<int> splits(static_cast<size_t>(num_requests), 0);
-  std::vector<int> run(static_cast<size_t>(num_requests), 0);
-  const WorkInfo* prev = nullptr;
-  for (const WorkInfo& w : works) {
-    const int r = request_of(w);
-    const bool same_tile = prev && prev->batch_idx == w.batch_idx && prev->qo_start == w.qo_start;
-    run[r] = same_tile ? run[r] + 1 : 1;
-    if (run[r] > splits[r]) splits[r] = run[r];
-    prev = &w;
+  for (const auto& [tile, n] : fragments) {
+    const int r = tile.first / derived.qk_batch_ratio;
+    if (r >= 0 && r < num_requests && n > splits[r]) splits[r] = n;
   }
   return splits;
 }

@@ -65,7 +65,10 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
   // KV coverage and partial bookkeeping per tile.
   std::set<int> partial_rows;
   std::map<std::pair<int, int>, std::vector<int>> expected_reduce;  // (qo_start, qo_end) -> partial locs
-  for (const auto& [key, works] : tiles) {
+  for (auto& [key, works] : tiles) {
+    // A tile's fragments may sit anywhere in the work list (heap planners); coverage is checked in KV order.
+    std::stable_sort(works.begin(), works.end(),
+                     [&](int x, int y) { return p.works[x].kv_start < p.works[y].kv_start; });
     const int b = key.first, r = b / R;
     const WorkInfo& first = p.works[works.front()];
     const WorkInfo& last = p.works[works.back()];

@@ -49,16 +49,24 @@ std::string format_plan_text(const Plan& p, int page_size) {
     split_tiles += p.reduce_indptr[t + 1] > p.reduce_indptr[t] ? 1 : 0;
   const auto splits = p.splits_per_request();
   out += fmt::format("policy          {}\n", p.policy);
-  out += fmt::format("clusters used   {} of {} ({:.1f}%)\n", active, nc, nc ? 100.0 * active / nc : 0.0);
+  if (p.kernel == KernelKind::grid)
+    out += fmt::format("grid            {} workgroups, placed on the CUs by the hardware\n", nc);
+  else
+    out += fmt::format("clusters used   {} of {} ({:.1f}%)\n", active, nc, nc ? 100.0 * active / nc : 0.0);
   out += fmt::format("works           {}\n", p.num_works());
   out += fmt::format("splits/request  {}\n", lens_text(splits));
-  out += fmt::format("payload         {} granules per cluster (sum {}, NS {}, OV {}, {} virtual batches, {} heads each)\n",
+  const bool aiter = p.policy.rfind("aiter-v1", 0) == 0;
+  if (aiter)
+    out += fmt::format("payload         {} granules per cluster (sum {}, NS {}, OV {}, {} virtual batches, {} heads each)\n",
                      p.model.payload_blocks, p.model.sum_blocks, p.derived.num_splits,
                      p.derived.fixed_over_head_num_blocks, p.derived.num_batches_eff, p.derived.num_heads_eff);
+  else
+    out += fmt::format("planner         split budget {}, {} virtual batches of {} heads\n", p.derived.num_splits,
+                       p.derived.num_batches_eff, p.derived.num_heads_eff);
   out += fmt::format("reduce          {} of {} tiles split, {} partials\n", split_tiles, p.num_tiles(), p.num_partials());
   if (p.model.unassigned_tiles > 0)
     out += fmt::format("WARNING         {} tiles were left without a cluster\n", p.model.unassigned_tiles);
-  out += "\ncluster    works  kv tokens  work list (request:tokens, p = partial, f = final)\n";
+  out += p.kernel == KernelKind::grid ? "\nworkgroup  works  kv tokens  work (request:tokens, p = partial, f = final)\n" : "\ncluster    works  kv tokens  work list (request:tokens, p = partial, f = final)\n";
   int c = 0;
   while (c < nc) {
     // A run: consecutive clusters with the same work count, KV tokens and kinds of works.
