@@ -7,7 +7,7 @@ namespace mlasim::kernels {
 namespace {
 
 template <bool kFp8, int kGroups>
-__global__ void __launch_bounds__(DecodeConfig<kFp8, kGroups>::kThreads, 1)
+__global__ void __launch_bounds__(128 * kGroups, 1)
     mla_decode_persistent_kernel(DecodeParams p) {
   extern __shared__ uint4 smem_words[];
   auto* smem = reinterpret_cast<unsigned char*>(smem_words);

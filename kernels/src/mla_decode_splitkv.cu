@@ -8,7 +8,7 @@ namespace mlasim::kernels {
 namespace {
 
 template <bool kFp8, int kGroups>
-__global__ void __launch_bounds__(DecodeConfig<kFp8, kGroups>::kThreads, 1)
+__global__ void __launch_bounds__(128 * kGroups, 1)
     mla_decode_splitkv_kernel(DecodeParams p) {
   extern __shared__ uint4 smem_words[];
   run_work<kFp8, kGroups>(p, p.works[blockIdx.x], reinterpret_cast<unsigned char*>(smem_words));

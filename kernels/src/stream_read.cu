@@ -66,11 +66,15 @@ std::vector<StreamReadPoint> stream_read_sweep(const std::vector<int>& active_sm
   hipEvent_t e0, e1;
   MLASIM_GPU_CHECK(hipEventCreate(&e0));
   MLASIM_GPU_CHECK(hipEventCreate(&e1));
-  const size_t smem_per_sm = prop.sharedMemPerMultiprocessor;
+#if defined(MLASIM_GPU_NVIDIA)
+  const size_t smem_per_sm = prop.sharedMemPerMultiprocessor, smem_block_max = prop.sharedMemPerBlockOptin;
+#else
+  const size_t smem_per_sm = prop.maxSharedMemoryPerMultiProcessor, smem_block_max = prop.sharedMemPerBlock;
+#endif
   std::vector<StreamReadPoint> points;
   for (int k : wg_per_sm) {
     // Enough shared memory that at most k blocks fit on one SM.
-    const int reserve = static_cast<int>(std::min<size_t>(smem_per_sm / k - 2048, prop.sharedMemPerBlockOptin));
+    const int reserve = static_cast<int>(std::min<size_t>(smem_per_sm / k - 2048, smem_block_max));
     MLASIM_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&stream_read_kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, reserve));
     for (int n : active_sms) {
