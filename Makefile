@@ -53,9 +53,8 @@ kernels-check: deps
 	cmake --build $(KCHECK_BUILD) -j $(JOBS) --target mlasim_kernels mlasim_kernels_tests mlasim_kernel_bench
 	cd $(KCHECK_BUILD) && ctest --output-on-failure -L gpu
 	mkdir -p $(KCHECK_BUILD)/hip
-	for f in kernels/src/*.cu; do \
-	  hipcc -x hip $(HIP_ARCHS) -std=c++20 -O2 -Ikernels/include -Ikernels/src -Isim/include -Imodel/include \
-	    -c $$f -o $(KCHECK_BUILD)/hip/$$(basename $$f).o || exit 1; done
+	ls kernels/src/*.cu | xargs -P $(JOBS) -I{} sh -c 'hipcc -x hip $(HIP_ARCHS) -std=c++20 -O2 \
+	  -Ikernels/include -Ikernels/src -Isim/include -Imodel/include -c {} -o $(KCHECK_BUILD)/hip/$$(basename {}).o'
 
 # On a GPU machine: build and run the GPU tests.
 GPU_BUILD ?= build-gpu
