@@ -35,14 +35,7 @@ void BM_SweepToCsv(benchmark::State& state) {
   const SweepGrid g = readme_grid();
   size_t bytes = 0;
   for (auto _ : state) {
-    const SweepResult r = run_sweep(g);
-    std::string csv = cli::labelled_csv_header() + "\n";
-    for (size_t i = 0; i < r.points.size(); ++i) {
-      const SweepPoint& p = r.points[i];
-      csv += cli::labelled_csv_row({g.gpus[0].name, r.policies[static_cast<size_t>(p.policy)], p.batch,
-                                    std::to_string(p.context), p.clusters, r.metrics[i]}) +
-             "\n";
-    }
+    const std::string csv = cli::sweep_csv(g, run_sweep(g));
     bytes = csv.size();
     benchmark::DoNotOptimize(csv);
   }

@@ -8,6 +8,7 @@
 #include "mlasim/model/gpu.h"
 #include "mlasim/sim/plan.h"
 #include "mlasim/sim/simulator.h"
+#include "mlasim/sim/sweep.h"
 
 namespace mlasim::cli {
 
@@ -37,5 +38,11 @@ std::string labelled_csv_header();
 std::string labelled_csv_row(const LabelledMetrics& m);
 // {"gpu", "policy", "batch", "context", "clusters", then every metric}.
 nlohmann::json labelled_json(const LabelledMetrics& m);
+
+// A sweep's points, labelled: the whole CSV file (header and one row per point, rows formatted on all cores),
+// or a JSON array of labelled_json objects.
+LabelledMetrics labelled_point(const sim::SweepGrid& grid, const sim::SweepResult& result, size_t i);
+std::string sweep_csv(const sim::SweepGrid& grid, const sim::SweepResult& result);
+nlohmann::json sweep_json(const sim::SweepGrid& grid, const sim::SweepResult& result);
 
 }  // namespace mlasim::cli

@@ -97,20 +97,7 @@ void run_sweep_command(const SweepOptions& o) {
   bar.finish(r.points.size());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::string text;
-  nlohmann::json rows = nlohmann::json::array();
-  if (o.format == "csv") text = labelled_csv_header() + "\n";
-  for (size_t i = 0; i < r.points.size(); ++i) {
-    const sim::SweepPoint& pt = r.points[i];
-    const LabelledMetrics m{grid.gpus[static_cast<size_t>(pt.gpu)].name, r.policies[static_cast<size_t>(pt.policy)],
-                            pt.batch, std::to_string(pt.context), pt.clusters, r.metrics[i]};
-    if (o.format == "csv") {
-      text += labelled_csv_row(m) + "\n";
-    } else {
-      rows.push_back(labelled_json(m));
-    }
-  }
-  if (o.format == "json") text = rows.dump(1) + "\n";
+  const std::string text = o.format == "csv" ? sweep_csv(grid, r) : sweep_json(grid, r).dump(1) + "\n";
   write_file_atomically(o.out, text);
   if (!o.quiet)
     std::fprintf(stderr, "%zu predictions in %.3f s (%.0f per second) -> %s\n", r.points.size(), seconds,
