@@ -1,0 +1,35 @@
+#pragma once
+// Writing what the explorer shows: the timeline picture (PNG, SVG) through the one TimelinePainter, the boxes
+// and the metrics as CSV, and the headless `mlasim-gui --render`. Files are written whole or not at all.
+#include <QImage>
+#include <string>
+
+#include "mlasim/gui/evaluation.h"
+#include "mlasim/gui/timeline_painter.h"
+
+namespace mlasim::gui {
+
+struct ExportOptions {
+  int width = 1400;      // pixels
+  int row_height = 2;    // pixels per cluster row
+};
+
+// The style of exported pictures: `options.row_height` rows, the default font at a fixed pixel size.
+TimelineStyle export_style(const ExportOptions& options);
+
+// The whole scene (every row, the whole time range) at `width` pixels.
+QImage render_image(const TimelineScene& scene, const TimelineStyle& style, int width);
+
+// One row per box: lane, source, kind (work or reduce), row, work or tile, request, partial, kv range, times.
+std::string timeline_csv(const TimelineScene& scene);
+// One row per side: side, source, then the shared metrics columns (sim/metrics_format.h).
+std::string metrics_csv(const SideResult* a, const SideResult* b);
+
+// Writes the scene as PNG, SVG or CSV, chosen by `path`'s extension. Throws InputError("out", ...) for another
+// extension or a file it cannot write.
+void export_scene(const TimelineScene& scene, const std::string& path, const ExportOptions& options);
+
+// Loads a scenario, plans and simulates both sides and exports the scene to `out_path`.
+void render_scenario(const std::string& scenario_path, const std::string& out_path, const ExportOptions& options);
+
+}  // namespace mlasim::gui

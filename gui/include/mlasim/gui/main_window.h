@@ -1,0 +1,104 @@
+#pragma once
+// The policy explorer: workload and policy forms on the left, the A/B timeline with the works table, the plan
+// text and the sweep view in the middle, the metrics on the right. Every edit re-plans and re-simulates both
+// sides at once; an edit that fails keeps the last good picture and says why above it.
+#include <QMainWindow>
+#include <array>
+#include <memory>
+#include <optional>
+
+#include "mlasim/gui/evaluation.h"
+#include "mlasim/gui/scenario.h"
+#include "mlasim/gui/timeline_scene.h"
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QSortFilterProxyModel;
+class QTableView;
+class QTabWidget;
+
+namespace mlasim::gui {
+
+class MetricsModel;
+class PolicyPanel;
+class SweepView;
+class TimelineView;
+class WorkTableModel;
+class WorkloadPanel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+
+  // File operations. On failure they return false, leave everything as it was and last_error() says why.
+  bool open_scenario(const QString& path);
+  bool save_scenario(const QString& path);
+  bool import_plan(int side, const QString& path);  // side 0 = A, 1 = B
+  bool export_to(const QString& path);              // the timeline as .png, .svg or .csv
+  bool export_metrics_csv(const QString& path);
+
+  // The scenario the forms describe (throws InputError when a form does not parse).
+  Scenario scenario() const;
+  // Shows `s` after checking that it plans; throws InputError and changes nothing otherwise.
+  void set_scenario(const Scenario& s);
+  // Plans and simulates both sides from the forms now; false (and the message shown) when that fails.
+  bool recompute();
+
+  const QString& last_error() const { return last_error_; }
+  const SideResult* side(int s) const;
+  std::shared_ptr<const TimelineScene> scene() const { return scene_; }
+  double last_update_ms() const { return last_update_ms_; }
+
+  WorkloadPanel* workload_panel() const { return workload_; }
+  PolicyPanel* policy_panel(int side) const { return policies_[static_cast<size_t>(side)]; }
+  TimelineView* timeline_view() const { return timeline_; }
+  MetricsModel* metrics_model() const { return metrics_; }
+  WorkTableModel* work_model() const { return works_; }
+  QTableView* work_table() const { return work_table_; }
+  SweepView* sweep_view() const { return sweep_; }
+  QLabel* error_label() const { return error_label_; }
+  QLabel* uplift_label() const { return uplift_label_; }
+
+ private:
+  void build_menus();
+  void show_error(const QString& message);
+  void clear_error();
+  void show_results();
+  void select_request(int request);
+  void open_with_dialog();
+  void save_with_dialog();
+  void import_with_dialog(int side);
+  void export_with_dialog();
+  void export_metrics_with_dialog();
+  void warn(const QString& title);
+
+  WorkloadPanel* workload_;
+  std::array<PolicyPanel*, 2> policies_{};
+  TimelineView* timeline_;
+  MetricsModel* metrics_;
+  WorkTableModel* works_;
+  QSortFilterProxyModel* works_proxy_;
+  QTableView* work_table_;
+  QComboBox* work_lane_;
+  QPlainTextEdit* plan_text_;
+  SweepView* sweep_;
+  QTabWidget* tabs_;
+  QLabel* error_label_;
+  QLabel* uplift_label_;
+
+  std::array<std::optional<SideResult>, 2> results_;
+  std::array<std::optional<sim::Plan>, 2> imported_;
+  std::array<QString, 2> imported_origin_;
+  std::shared_ptr<const WorkloadContext> context_;
+  std::shared_ptr<const TimelineScene> scene_;
+  Scenario loaded_;       // name and description of the open scenario
+  QString scenario_path_;
+  QString last_error_;
+  double last_update_ms_ = 0;
+  bool syncing_selection_ = false;
+};
+
+}  // namespace mlasim::gui

@@ -1,0 +1,25 @@
+#pragma once
+// The explorer's short texts: axis ticks, lane titles, tooltips and the uplift line. Metric values come from
+// the shared formatter (sim/metrics_format.h); only what is particular to the pictures lives here.
+#include <QString>
+
+#include "mlasim/gui/timeline_painter.h"
+#include "mlasim/sim/simulator.h"
+
+namespace mlasim::gui {
+
+// A time with a precision that suits its size: "0.85 µs", "45.2 µs", "1234 µs".
+QString format_us(double us);
+// A tick label on an axis whose ticks are `step_us` apart: just enough decimals to tell ticks apart.
+QString format_tick_us(double t_us, double step_us);
+
+// The figures next to a lane's title: "kernel 155.2 µs (stage 1 150.1 + reduce 5.1) · 64/256 CUs · 64 works, 64 partials".
+QString lane_summary(const sim::Metrics& m, int rows);
+
+// "B vs A: 1.87x faster in kernel time (+87%)", or "slower"; empty when either side is missing.
+QString uplift_text(double speedup_b_over_a);
+
+// The tooltip of the box a hit-test found: the work's fields and its predicted times.
+QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit);
+
+}  // namespace mlasim::gui

@@ -1,0 +1,66 @@
+#pragma once
+// The workload form: GPU, the batch (uniform, a list of lengths, or a seeded random distribution), qlen, heads,
+// dtypes, page size and the clusters available. Every edit emits workloadChanged.
+#include <QGroupBox>
+
+#include "mlasim/gui/scenario.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLineEdit;
+class QSpinBox;
+class QStackedWidget;
+
+namespace mlasim::gui {
+
+class WorkloadPanel : public QGroupBox {
+  Q_OBJECT
+
+ public:
+  explicit WorkloadPanel(QWidget* parent = nullptr);
+
+  // The form's workload; throws InputError("kv_lens", ...) when the length list does not parse.
+  Workload workload() const;
+  // Shows `w` without emitting workloadChanged.
+  void set_workload(const Workload& w);
+
+  // The editors, for keyboard-free use (tests, scripted demos). Object names match the scenario keys.
+  QComboBox* gpu_box() const { return gpu_; }
+  QComboBox* batch_kind_box() const { return batch_kind_; }
+  QSpinBox* count_box() const { return count_; }
+  QSpinBox* context_box() const { return context_; }
+  QLineEdit* kv_lens_edit() const { return kv_lens_; }
+  QSpinBox* heads_box() const { return heads_; }
+  QSpinBox* qlen_box() const { return qlen_; }
+  QSpinBox* clusters_box() const { return clusters_; }
+
+ signals:
+  void workloadChanged();
+
+ private:
+  void emit_changed();
+  void update_cluster_range();
+
+  QComboBox* gpu_;
+  QComboBox* batch_kind_;
+  QStackedWidget* batch_pages_;
+  QSpinBox* count_;
+  QSpinBox* context_;
+  QLineEdit* kv_lens_;
+  QSpinBox* random_count_;
+  QComboBox* distribution_;
+  QSpinBox* min_context_;
+  QSpinBox* max_context_;
+  QSpinBox* median_context_;
+  QDoubleSpinBox* sigma_;
+  QSpinBox* seed_;
+  QSpinBox* qlen_;
+  QSpinBox* heads_;
+  QComboBox* q_dtype_;
+  QComboBox* kv_dtype_;
+  QComboBox* page_size_;
+  QSpinBox* clusters_;
+  bool loading_ = false;
+};
+
+}  // namespace mlasim::gui

@@ -1,0 +1,134 @@
+#include "mlasim/gui/export.h"
+
+#include <QBuffer>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <fmt/format.h>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/metrics_format.h"
+
+namespace mlasim::gui {
+namespace {
+
+void write_whole_file(const std::string& path, const QByteArray& bytes) {
+  QSaveFile file(QString::fromStdString(path));
+  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
+    throw InputError("out", path + ": cannot write (" + file.errorString().toStdString() + ")");
+}
+
+// Spec strings hold commas: quote the field, doubling quotes inside (RFC 4180).
+std::string csv_quote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+TimelineViewport full_viewport(const TimelineScene& scene, const TimelineStyle& style, int width) {
+  TimelineViewport vp;
+  vp.size = QSize(width, 1);
+  vp.t0_us = 0;
+  vp.t1_us = scene.end_us > 0 ? scene.end_us * 1.02 : 1.0;
+  vp.size.setHeight(TimelineLayout(scene, style, vp).full_height());
+  return vp;
+}
+
+}  // namespace
+
+TimelineStyle export_style(const ExportOptions& options) {
+  TimelineStyle style;
+  style.row_height = std::max(1, options.row_height);
+  style.reduce_row_height = std::max(2, options.row_height);
+  style.font.setPixelSize(11);
+  return style;
+}
+
+QImage render_image(const TimelineScene& scene, const TimelineStyle& style, int width) {
+  const TimelineViewport vp = full_viewport(scene, style, width);
+  QImage image(vp.size, QImage::Format_ARGB32_Premultiplied);
+  image.fill(style.background);
+  QPainter painter(&image);
+  TimelinePainter::paint(painter, scene, vp, style);
+  return image;
+}
+
+std::string timeline_csv(const TimelineScene& scene) {
+  std::string out =
+      "lane,source,kind,row,work_or_tile,request,partial,qo_start,qo_end,kv_start,kv_end,partials,begin_us,end_us\n";
+  for (const TimelineLane& lane : scene.lanes) {
+    const std::string name = lane.name.toStdString();
+    const std::string source = csv_quote(lane.source.toStdString());
+    const sim::Timeline& tl = lane.timeline();
+    for (size_t row = 0; row < tl.rows.size(); ++row)
+      for (const sim::TimelineBox& b : tl.rows[row]) {
+        const sim::WorkInfo& w = lane.plan->works[static_cast<size_t>(b.work)];
+        out += fmt::format("{},{},work,{},{},{},{},{},{},{},{},,{},{}\n", name, source, row, b.work, b.request,
+                           b.partial ? 1 : 0, w.qo_start, w.qo_end, b.kv_start, b.kv_end, b.begin_us, b.end_us);
+      }
+    for (const sim::ReduceBox& r : tl.reduce)
+      out += fmt::format("{},{},reduce,{},{},{},0,,,,,{},{},{}\n", name, source, r.cu, r.tile, r.request, r.partials,
+                         r.begin_us, r.end_us);
+  }
+  return out;
+}
+
+std::string metrics_csv(const SideResult* a, const SideResult* b) {
+  std::string out = "side,source," + sim::metrics_csv_header() + "\n";
+  const SideResult* sides[2] = {a, b};
+  for (int s = 0; s < 2; ++s) {
+    if (!sides[s] || !sides[s]->prediction) continue;
+    out += std::string(s == 0 ? "A" : "B") + "," + csv_quote(sides[s]->source) + "," +
+           sim::metrics_csv_row(sides[s]->prediction->metrics) + "\n";
+  }
+  return out;
+}
+
+void export_scene(const TimelineScene& scene, const std::string& path, const ExportOptions& options) {
+  if (options.width < 400 || options.width > 20000)
+    throw InputError("width", "must be 400..20000 pixels, got " + std::to_string(options.width));
+  if (options.row_height < 1 || options.row_height > 64)
+    throw InputError("row-height", "must be 1..64 pixels, got " + std::to_string(options.row_height));
+  const QString suffix = QFileInfo(QString::fromStdString(path)).suffix().toLower();
+  const TimelineStyle style = export_style(options);
+  if (suffix == "png") {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (!render_image(scene, style, options.width).save(&buffer, "PNG"))
+      throw InputError("out", path + ": the PNG encoder failed");
+    write_whole_file(path, bytes);
+  } else if (suffix == "svg") {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    const TimelineViewport vp = full_viewport(scene, style, options.width);
+    // Qt's SVG writer emits pattern brushes that its own reader (and some browsers) cannot resolve.
+    TimelineStyle svg_style = style;
+    svg_style.hatch = false;
+    QSvgGenerator svg;
+    svg.setOutputDevice(&buffer);
+    svg.setSize(vp.size);
+    svg.setViewBox(QRect(QPoint(0, 0), vp.size));
+    svg.setTitle(QStringLiteral("mlasim timeline"));
+    {
+      QPainter painter(&svg);
+      TimelinePainter::paint(painter, scene, vp, svg_style);
+    }
+    write_whole_file(path, bytes);
+  } else if (suffix == "csv") {
+    const std::string text = timeline_csv(scene);
+    write_whole_file(path, QByteArray(text.data(), static_cast<qsizetype>(text.size())));
+  } else {
+    throw InputError("out", path + ": must end in .png, .svg or .csv");
+  }
+}
+
+void render_scenario(const std::string& scenario_path, const std::string& out_path, const ExportOptions& options) {
+  const Scenario scenario = load_scenario(scenario_path);
+  const auto ctx = make_context(scenario.workload);
+  const SideResult a = evaluate_policy(scenario.policies[0], *ctx);
+  const SideResult b = evaluate_policy(scenario.policies[1], *ctx);
+  export_scene(make_scene(&a, &b), out_path, options);
+}
+
+}  // namespace mlasim::gui

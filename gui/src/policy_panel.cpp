@@ -1,0 +1,178 @@
+#include "mlasim/gui/policy_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/policy_spec.h"
+
+namespace mlasim::gui {
+namespace {
+
+QString text_of(const std::string& s) { return QString::fromStdString(s); }
+
+// The editor suits the knob: a spin box for a plain number with a default, a list for a choice, and an editable
+// list for a number that also takes words ("vllm") or whose default is derived ("").
+QWidget* make_editor(const sim::KnobInfo& k) {
+  using Type = sim::KnobInfo::Type;
+  const bool plain = k.choices.empty() && !k.default_value.empty();
+  if (k.type == Type::integer && plain) {
+    auto* s = new QSpinBox;
+    s->setRange(static_cast<int>(k.min), static_cast<int>(k.max));
+    s->setValue(std::stoi(k.default_value));
+    return s;
+  }
+  if (k.type == Type::real && plain) {
+    auto* s = new QDoubleSpinBox;
+    s->setDecimals(3);
+    s->setRange(k.min, k.max);
+    s->setSingleStep(std::pow(10.0, std::floor(std::log10(std::max(std::abs(std::stod(k.default_value)), 1e-3)))) / 10);
+    s->setValue(std::stod(k.default_value));
+    return s;
+  }
+  auto* c = new QComboBox;
+  if (k.type == Type::choice) {
+    for (const auto& choice : k.choices) c->addItem(text_of(choice));
+  } else {
+    c->setEditable(true);
+    QStringList items;
+    if (!k.default_value.empty()) items << text_of(k.default_value);
+    for (const auto& choice : k.choices) items << text_of(choice);
+    if (k.type == Type::integer) items << QString::number(k.min, 'g', 12) << QString::number(k.max, 'g', 12);
+    items.removeDuplicates();
+    c->addItems(items);
+    if (k.default_value.empty()) {
+      c->setCurrentIndex(-1);
+      c->lineEdit()->setPlaceholderText(QObject::tr("derived"));
+    }
+  }
+  if (!k.default_value.empty()) c->setCurrentText(text_of(k.default_value));
+  return c;
+}
+
+QString editor_text(const QWidget* editor) {
+  if (auto* s = qobject_cast<const QSpinBox*>(editor)) return QString::number(s->value());
+  if (auto* s = qobject_cast<const QDoubleSpinBox*>(editor)) return QString::number(s->value(), 'g', 12);
+  return qobject_cast<const QComboBox*>(editor)->currentText().trimmed();
+}
+
+void set_editor_text(QWidget* editor, const QString& text) {
+  if (auto* s = qobject_cast<QSpinBox*>(editor)) return s->setValue(text.toInt());
+  if (auto* s = qobject_cast<QDoubleSpinBox*>(editor)) return s->setValue(text.toDouble());
+  auto* c = qobject_cast<QComboBox*>(editor);
+  if (c->isEditable() || c->findText(text) >= 0) c->setCurrentText(text);
+}
+
+// Whether `value` says the same as the knob's default (then the spec leaves the knob out).
+bool is_default(const sim::KnobInfo& k, const QString& value) {
+  if (value.isEmpty()) return true;
+  if (k.default_value.empty()) return false;
+  if (k.type != sim::KnobInfo::Type::choice) {
+    bool ok_value = false, ok_default = false;
+    const double v = value.toDouble(&ok_value);
+    const double d = text_of(k.default_value).toDouble(&ok_default);
+    if (ok_value && ok_default) return v == d;
+  }
+  return value == text_of(k.default_value);
+}
+
+}  // namespace
+
+PolicyPanel::PolicyPanel(const QString& title, QWidget* parent) : QGroupBox(title, parent) {
+  auto* layout = new QVBoxLayout(this);
+  policy_ = new QComboBox;
+  policy_->setObjectName(QStringLiteral("policy"));
+  for (const auto& p : sim::policy_registry()) policy_->addItem(text_of(p.name));
+  doc_ = new QLabel;
+  doc_->setWordWrap(true);
+  doc_->setStyleSheet(QStringLiteral("color: palette(mid);"));
+  note_ = new QLabel;
+  note_->setWordWrap(true);
+  note_->setStyleSheet(QStringLiteral("color: #a05a00;"));
+  note_->hide();
+  knob_area_ = new QWidget;
+  knob_form_ = new QFormLayout(knob_area_);
+  knob_form_->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(policy_);
+  layout->addWidget(doc_);
+  layout->addWidget(note_);
+  layout->addWidget(knob_area_);
+  build_knobs(sim::policy_registry().front());
+  connect(policy_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (loading_ || index < 0) return;
+    build_knobs(sim::policy_registry()[static_cast<size_t>(index)]);
+    emit_changed();
+  });
+}
+
+void PolicyPanel::build_knobs(const sim::PolicyInfo& policy) {
+  while (knob_form_->rowCount() > 0) knob_form_->removeRow(0);
+  knobs_.clear();
+  doc_->setText(text_of(policy.doc));
+  for (const auto& info : policy.knobs) {
+    QWidget* editor = make_editor(info);
+    editor->setObjectName(text_of(info.name));
+    editor->setToolTip(text_of(info.doc));
+    if (auto* s = qobject_cast<QSpinBox*>(editor))
+      connect(s, &QSpinBox::valueChanged, this, &PolicyPanel::emit_changed);
+    else if (auto* d = qobject_cast<QDoubleSpinBox*>(editor))
+      connect(d, &QDoubleSpinBox::valueChanged, this, &PolicyPanel::emit_changed);
+    else
+      connect(qobject_cast<QComboBox*>(editor), &QComboBox::currentTextChanged, this, &PolicyPanel::emit_changed);
+    auto* label = new QLabel(text_of(info.name));
+    label->setToolTip(text_of(info.doc));
+    knob_form_->addRow(label, editor);
+    knobs_.push_back({info, editor});
+  }
+}
+
+void PolicyPanel::emit_changed() {
+  if (!loading_) emit specChanged();
+}
+
+std::string PolicyPanel::spec() const {
+  sim::PolicySpec spec;
+  spec.name = policy_->currentText().toStdString();
+  for (const auto& k : knobs_) {
+    const QString value = editor_text(k.editor);
+    if (!is_default(k.info, value)) spec.knobs[k.info.name] = value.toStdString();
+  }
+  return spec.to_string();
+}
+
+void PolicyPanel::set_spec(const std::string& text) {
+  const sim::PolicySpec spec = sim::parse_policy_spec(text);
+  sim::make_policy(spec);  // validates the name, every knob and value before the form changes
+  const sim::PolicyInfo* policy = sim::find_policy(spec.name);
+  loading_ = true;
+  policy_->setCurrentText(text_of(policy->name));
+  build_knobs(*policy);
+  for (const auto& k : knobs_) {
+    const auto it = spec.knobs.find(k.info.name);
+    set_editor_text(k.editor, text_of(it != spec.knobs.end() ? it->second : k.info.default_value));
+  }
+  loading_ = false;
+}
+
+void PolicyPanel::set_note(const QString& note) {
+  note_->setText(note);
+  note_->setVisible(!note.isEmpty());
+}
+
+QWidget* PolicyPanel::knob_editor(const std::string& name) const {
+  for (const auto& k : knobs_)
+    if (k.info.name == name) return k.editor;
+  return nullptr;
+}
+
+void PolicyPanel::set_knob_text(const std::string& name, const QString& text) {
+  if (QWidget* editor = knob_editor(name)) set_editor_text(editor, text);
+}
+
+}  // namespace mlasim::gui

@@ -1,0 +1,73 @@
+#include "mlasim/gui/text_format.h"
+
+#include <cmath>
+
+namespace mlasim::gui {
+
+QString format_us(double us) {
+  const double a = std::abs(us);
+  const int decimals = a < 10 ? 2 : a < 1000 ? 1 : 0;
+  return QString::number(us, 'f', decimals) + QStringLiteral(" µs");
+}
+
+QString format_tick_us(double t_us, double step_us) {
+  const int decimals = step_us >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step_us) - 1e-9));
+  return QString::number(t_us, 'f', std::clamp(decimals, 0, 6));
+}
+
+QString lane_summary(const sim::Metrics& m, int rows) {
+  return QStringLiteral("kernel %1 (stage 1 %2 + reduce %3) · %4/%5 CUs busy · %6 works, %7 partials")
+      .arg(format_us(m.kernel_us), QString::number(m.stage1_us, 'f', 1), QString::number(m.reduce_us, 'f', 1))
+      .arg(m.active_clusters)
+      .arg(rows)
+      .arg(m.num_works)
+      .arg(m.num_partials);
+}
+
+QString uplift_text(double speedup) {
+  if (!(speedup > 0)) return {};
+  const double pct = (speedup - 1) * 100;
+  if (std::abs(pct) < 0.05) return QStringLiteral("B vs A: the same kernel time");
+  return QStringLiteral("B vs A: %1x %2 in kernel time (%3%4%)")
+      .arg(QString::number(speedup >= 1 ? speedup : 1 / speedup, 'f', 2), QString(speedup >= 1 ? "faster" : "slower"),
+           QString(pct >= 0 ? "+" : ""), QString::number(pct, 'f', 1));
+}
+
+QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit) {
+  const TimelineLane& lane = scene.lanes[static_cast<size_t>(hit.lane)];
+  const sim::Timeline& tl = lane.timeline();
+  if (hit.reduce) {
+    const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(hit.index)];
+    return QStringLiteral("%1 · reduce tile %2 of request %3 (head %4)\n%5 partials merged (%6) on CU %7, block %8\n"
+                          "%9 → %10 (%11)")
+        .arg(lane.name)
+        .arg(r.tile)
+        .arg(r.request)
+        .arg(r.head)
+        .arg(r.partials)
+        .arg(QString(r.massive ? "LDS pass" : "simple"))
+        .arg(r.cu)
+        .arg(r.block)
+        .arg(format_us(r.begin_us), format_us(r.end_us), format_us(r.end_us - r.begin_us));
+  }
+  const sim::TimelineBox& b = tl.rows[static_cast<size_t>(hit.row)][static_cast<size_t>(hit.index)];
+  const sim::WorkInfo& w = lane.plan->works[static_cast<size_t>(b.work)];
+  const int per_cu = std::max(1, tl.rows_per_cu);
+  const QString where = per_cu > 1 ? QStringLiteral("CU %1 slot %2").arg(hit.row / per_cu).arg(hit.row % per_cu)
+                                   : QStringLiteral("CU %1").arg(hit.row);
+  return QStringLiteral("%1 · %2 · work %3\nrequest %4 (batch_idx %5), %6\nqo rows [%7, %8), kv pages [%9, %10) = %11 pages\n"
+                        "%12 → %13 (%14; fixed part to %15)")
+      .arg(lane.name, where)
+      .arg(b.work)
+      .arg(b.request)
+      .arg(w.batch_idx)
+      .arg(w.is_partial() ? QStringLiteral("partial row %1").arg(w.partial_qo_loc) : QStringLiteral("final output"))
+      .arg(w.qo_start)
+      .arg(w.qo_end)
+      .arg(w.kv_start)
+      .arg(w.kv_end)
+      .arg(w.kv_pages())
+      .arg(format_us(b.begin_us), format_us(b.end_us), format_us(b.end_us - b.begin_us), format_us(b.stream_us));
+}
+
+}  // namespace mlasim::gui

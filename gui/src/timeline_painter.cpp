@@ -1,0 +1,378 @@
+#include "mlasim/gui/timeline_painter.h"
+
+#include <QFontMetrics>
+#include <QVector>
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "mlasim/gui/text_format.h"
+
+namespace mlasim::gui {
+namespace {
+
+// Tableau 10: distinct at a glance, and still distinct for the common colour-vision deficiencies.
+constexpr std::array<QRgb, 10> kPalette = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
+                                           0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
+
+QColor mix(const QColor& a, const QColor& b, double t) {
+  return QColor::fromRgbF(static_cast<float>(a.redF() * (1 - t) + b.redF() * t),
+                          static_cast<float>(a.greenF() * (1 - t) + b.greenF() * t),
+                          static_cast<float>(a.blueF() * (1 - t) + b.blueF() * t));
+}
+
+// A step of 1, 2 or 5 x 10^k that puts ticks at least `min_px` apart.
+double tick_step(double span_us, double width_px, double min_px) {
+  const double raw = span_us * min_px / std::max(1.0, width_px);
+  const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * decade >= raw) return m * decade;
+  return 10 * decade;
+}
+
+// Collects one row's boxes as pixel rectangles, merging runs of sub-pixel boxes (level of detail), into
+// per-colour buckets so each colour costs one drawRects call.
+class RectBatcher {
+ public:
+  RectBatcher(int num_requests, int selected) : buckets_(static_cast<size_t>(std::max(1, num_requests)) * 2),
+                                                selected_(selected) {}
+
+  void start_row(int y, int height) {
+    flush();
+    y_ = y;
+    h_ = height;
+  }
+
+  // Adds a box spanning device x [x0, x1). Returns the pixel the current run of sub-pixel boxes covers up to
+  // (exclusive) when this box was narrower than a pixel, else -1: boxes ending before it cannot change the picture.
+  int add(double x0, double x1, int request, bool partial) {
+    const bool narrow = x1 - x0 < 1.0;
+    // Wide boxes round both edges (neighbours meet exactly); a narrow one covers every pixel it touches.
+    const int ix0 = static_cast<int>(narrow ? std::floor(x0) : std::lround(x0));
+    int ix1 = narrow ? static_cast<int>(std::floor(x1)) + 1 : static_cast<int>(std::lround(x1));
+    if (narrow && pending_ && ix0 <= pending_x1_) {  // a sub-pixel box touching the run: widen the run
+      pending_x1_ = std::max(pending_x1_, ix1);
+      return pending_x1_;
+    }
+    flush();
+    if (ix1 - ix0 >= 4) --ix1;  // a one-pixel gap keeps neighbouring boxes of one request apart
+    pending_ = true;
+    pending_x0_ = ix0;
+    pending_x1_ = ix1;
+    pending_key_ = bucket_of(request, partial);
+    pending_selected_ = request == selected_;
+    return narrow ? pending_x1_ : -1;
+  }
+
+  void flush() {
+    if (!pending_) return;
+    const QRect r(pending_x0_, y_, pending_x1_ - pending_x0_, h_);
+    buckets_[pending_key_].push_back(r);
+    if (pending_selected_) selected_rects_.push_back(r);
+    pending_ = false;
+  }
+
+  // Fills every bucket; split fragments get the lighter fill plus a hatch in the request's colour.
+  void draw(QPainter& p, const QColor& background, bool hatch_partials, bool outline_selected, const QColor& ink) {
+    flush();
+    p.setPen(Qt::NoPen);
+    for (size_t key = 0; key < buckets_.size(); ++key) {
+      const auto& rects = buckets_[key];
+      if (rects.isEmpty()) continue;
+      const int request = static_cast<int>(key / 2);
+      const bool partial = key % 2 == 1;
+      const bool fade = selected_ >= 0 && request != selected_;
+      QColor fill = partial ? partial_fill(request) : request_color(request);
+      QColor hatch = request_color(request);
+      if (fade) {
+        fill = faded(fill, background);
+        hatch = faded(hatch, background);
+      }
+      p.setBrush(fill);
+      p.drawRects(rects.constData(), static_cast<int>(rects.size()));
+      if (partial && hatch_partials) {
+        p.setBrush(QBrush(hatch, Qt::BDiagPattern));
+        p.drawRects(rects.constData(), static_cast<int>(rects.size()));
+      }
+    }
+    if (outline_selected && !selected_rects_.isEmpty()) {
+      p.setBrush(Qt::NoBrush);
+      p.setPen(QPen(ink, 1));
+      for (const QRect& r : selected_rects_) p.drawRect(r.adjusted(0, 0, -1, -1));
+    }
+  }
+
+ private:
+  size_t bucket_of(int request, bool partial) const {
+    const size_t r = static_cast<size_t>(std::max(0, request)) % (buckets_.size() / 2);
+    return r * 2 + (partial ? 1 : 0);
+  }
+
+  std::vector<QVector<QRect>> buckets_;
+  QVector<QRect> selected_rects_;
+  int selected_;
+  int y_ = 0, h_ = 1;
+  bool pending_ = false;
+  int pending_x0_ = 0, pending_x1_ = 0;
+  size_t pending_key_ = 0;
+  bool pending_selected_ = false;
+};
+
+}  // namespace
+
+QColor request_color(int request) {
+  if (request >= 0 && request < static_cast<int>(kPalette.size())) return QColor(kPalette[static_cast<size_t>(request)]);
+  // Golden-angle hues never repeat, and alternating saturation and value keeps near hues apart.
+  const double hue = std::fmod(request * 137.50776405, 360.0) / 360.0;
+  const double sat = request % 2 ? 0.55 : 0.75;
+  const double val = request % 3 == 0 ? 0.70 : 0.88;
+  return QColor::fromHsvF(static_cast<float>(hue), static_cast<float>(sat), static_cast<float>(val));
+}
+
+QColor partial_fill(int request) { return mix(request_color(request), Qt::white, 0.55); }
+
+QColor faded(const QColor& c, const QColor& background) { return mix(c, background, 0.8); }
+
+TimelineLayout::TimelineLayout(const TimelineScene& scene, const TimelineStyle& style, const TimelineViewport& viewport)
+    : scene_(scene), style_(style), viewport_(viewport) {
+  int y = 0;
+  for (const auto& lane : scene.lanes) {
+    LaneY l;
+    l.title = y;
+    l.rows = y + style.title_height;
+    l.reduce = l.rows + lane.num_rows() * style.row_height + style.reduce_gap;
+    y = l.reduce + std::clamp(lane.num_reduce_lines(), 1, kMaxReduceLines) * style.reduce_row_height + style.lane_gap;
+    lanes_.push_back(l);
+  }
+  content_height_ = y;
+}
+
+QRectF TimelineLayout::plot_rect() const {
+  const double left = style_.header_width;
+  const double right = std::max(left + 1, double(viewport_.size.width() - style_.right_margin));
+  return QRectF(left, style_.axis_height, right - left, std::max(0, viewport_.size.height() - style_.axis_height));
+}
+
+double TimelineLayout::x_of(double t_us) const {
+  const QRectF plot = plot_rect();
+  const double span = std::max(1e-9, viewport_.t1_us - viewport_.t0_us);
+  return plot.left() + (t_us - viewport_.t0_us) / span * plot.width();
+}
+
+double TimelineLayout::t_of(double x) const {
+  const QRectF plot = plot_rect();
+  return viewport_.t0_us + (x - plot.left()) / std::max(1.0, plot.width()) * (viewport_.t1_us - viewport_.t0_us);
+}
+
+double TimelineLayout::title_top(int lane) const {
+  return style_.axis_height + lanes_[static_cast<size_t>(lane)].title - viewport_.scroll_y;
+}
+
+double TimelineLayout::row_top(int lane, int row) const {
+  return style_.axis_height + lanes_[static_cast<size_t>(lane)].rows + row * style_.row_height - viewport_.scroll_y;
+}
+
+double TimelineLayout::reduce_top(int lane, int line) const {
+  return style_.axis_height + lanes_[static_cast<size_t>(lane)].reduce + line * reduce_line_height(lane) -
+         viewport_.scroll_y;
+}
+
+int TimelineLayout::reduce_lane_height(int lane) const {
+  const int lines = scene_.lanes[static_cast<size_t>(lane)].num_reduce_lines();
+  return std::clamp(lines, 1, kMaxReduceLines) * style_.reduce_row_height;
+}
+
+double TimelineLayout::reduce_line_height(int lane) const {
+  const int lines = scene_.lanes[static_cast<size_t>(lane)].num_reduce_lines();
+  return static_cast<double>(reduce_lane_height(lane)) / std::max(1, lines);
+}
+
+std::optional<TimelineLayout::Hit> TimelineLayout::hit_test(QPointF point) const {
+  const QRectF plot = plot_rect();
+  if (point.x() < plot.left() || point.x() > plot.right() || point.y() < plot.top()) return std::nullopt;
+  const double t = t_of(point.x());
+  const double slack_us = 2.0 * (viewport_.t1_us - viewport_.t0_us) / std::max(1.0, plot.width());
+  // The box containing t, else one narrower than 3 px within 2 px of it.
+  const auto pick = [&](double begin, double end) {
+    if (t >= begin && t < end) return 0.0;
+    const bool thin = (end - begin) < 1.5 * slack_us;
+    const double d = t < begin ? begin - t : t - end;
+    return thin && d <= slack_us ? d : -1.0;
+  };
+  for (size_t l = 0; l < scene_.lanes.size(); ++l) {
+    const TimelineLane& lane = scene_.lanes[l];
+    const int lane_i = static_cast<int>(l);
+    const double rows_top = row_top(lane_i, 0);
+    const double row = std::floor((point.y() - rows_top) / style_.row_height);
+    if (row >= 0 && row < lane.num_rows()) {
+      const auto& boxes = lane.timeline().rows[static_cast<size_t>(row)];
+      auto it = std::partition_point(boxes.begin(), boxes.end(),
+                                     [&](const sim::TimelineBox& b) { return b.end_us + slack_us <= t; });
+      std::optional<Hit> best;
+      double best_d = 1e300;
+      for (; it != boxes.end() && it->begin_us - slack_us <= t; ++it) {
+        const double d = pick(it->begin_us, it->end_us);
+        if (d >= 0 && d < best_d) {
+          best_d = d;
+          best = Hit{lane_i, false, static_cast<int>(row), static_cast<int>(it - boxes.begin())};
+        }
+      }
+      return best;
+    }
+    const double line = std::floor((point.y() - reduce_top(lane_i, 0)) / reduce_line_height(lane_i));
+    if (line >= 0 && line < lane.num_reduce_lines()) {
+      const auto& reduce = lane.timeline().reduce;
+      std::optional<Hit> best;
+      double best_d = 1e300;
+      for (int i : lane.reduce_lines[static_cast<size_t>(line)]) {
+        const double d = pick(reduce[static_cast<size_t>(i)].begin_us, reduce[static_cast<size_t>(i)].end_us);
+        if (d >= 0 && d < best_d) {
+          best_d = d;
+          best = Hit{lane_i, true, static_cast<int>(line), i};
+        }
+      }
+      return best;
+    }
+  }
+  return std::nullopt;
+}
+
+void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const TimelineViewport& viewport,
+                            const TimelineStyle& style) {
+  const TimelineLayout layout(scene, style, viewport);
+  const QRectF plot = layout.plot_rect();
+  const int width = viewport.size.width();
+  const int height = viewport.size.height();
+  p.save();
+  p.setRenderHint(QPainter::Antialiasing, false);
+  p.setRenderHint(QPainter::TextAntialiasing, true);
+  p.setFont(style.font);
+  p.fillRect(QRect(0, 0, width, height), style.background);
+
+  const double step = tick_step(viewport.t1_us - viewport.t0_us, plot.width(), 90);
+  const double first_tick = std::ceil(viewport.t0_us / step) * step;
+
+  // Content (scrolls under the axis): grid, boxes, stage markers, row labels.
+  p.setClipRect(QRectF(0, style.axis_height, width, std::max(0, height - style.axis_height)));
+  p.setPen(style.grid);
+  for (double t = first_tick; t <= viewport.t1_us; t += step) {
+    const int x = static_cast<int>(std::lround(layout.x_of(t)));
+    p.drawLine(x, style.axis_height, x, height);
+  }
+
+  const double visible_top = style.axis_height;
+  const double visible_bottom = height;
+  RectBatcher batcher(scene.num_requests, style.selected_request);
+  const double x_scale = plot.width() / std::max(1e-12, viewport.t1_us - viewport.t0_us);
+  const double x_offset = plot.left() - viewport.t0_us * x_scale;
+  const auto clamp_x = [&](double t) { return std::clamp(t * x_scale + x_offset, plot.left(), plot.right()); };
+  for (size_t l = 0; l < scene.lanes.size(); ++l) {
+    const TimelineLane& lane = scene.lanes[l];
+    const int lane_i = static_cast<int>(l);
+    const sim::Timeline& tl = lane.timeline();
+    const double rows_top = layout.row_top(lane_i, 0);
+    const int first_row = std::max(0, static_cast<int>(std::floor((visible_top - rows_top) / style.row_height)));
+    const int last_row =
+        std::min(lane.num_rows() - 1, static_cast<int>(std::floor((visible_bottom - rows_top) / style.row_height)));
+    for (int row = first_row; row <= last_row; ++row) {
+      const auto& boxes = tl.rows[static_cast<size_t>(row)];
+      batcher.start_row(static_cast<int>(std::lround(layout.row_top(lane_i, row))), style.row_height);
+      // Boxes in a row are sorted and never overlap, so their ends are sorted too: binary-search the first one.
+      auto it = std::partition_point(boxes.begin(), boxes.end(),
+                                     [&](const sim::TimelineBox& b) { return b.end_us <= viewport.t0_us; });
+      while (it != boxes.end() && it->begin_us <= viewport.t1_us) {
+        const int covered = batcher.add(clamp_x(it->begin_us), clamp_x(it->end_us), it->request, it->partial);
+        ++it;
+        if (covered < 0 || it == boxes.end()) continue;
+        // Level of detail: jump over the boxes that end inside pixels already covered (a binary search, only
+        // when at least the next box is one of them).
+        const double covered_us = (covered - x_offset) / x_scale;
+        if (it->end_us < covered_us)
+          it = std::partition_point(it, boxes.end(), [&](const sim::TimelineBox& b) { return b.end_us < covered_us; });
+      }
+    }
+    for (int line = 0; line < lane.num_reduce_lines(); ++line) {
+      // Thin lines (many reduce blocks) still get a pixel each; later lines draw over earlier ones.
+      const int top = static_cast<int>(std::lround(layout.reduce_top(lane_i, line)));
+      const int bottom = std::max(top + 1, static_cast<int>(std::lround(layout.reduce_top(lane_i, line + 1))));
+      if (bottom < visible_top || top > visible_bottom) continue;
+      batcher.start_row(top, bottom - top);
+      for (int i : lane.reduce_lines[static_cast<size_t>(line)]) {
+        const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(i)];
+        if (r.end_us <= viewport.t0_us || r.begin_us > viewport.t1_us) continue;
+        batcher.add(clamp_x(r.begin_us), clamp_x(r.end_us), r.request, false);
+      }
+    }
+  }
+  batcher.draw(p, style.background, style.hatch, std::min(style.row_height, style.reduce_row_height) >= 4, style.ink);
+
+  // The end of stage 1 (where the reduce begins), dashed through each lane.
+  for (size_t l = 0; l < scene.lanes.size(); ++l) {
+    const TimelineLane& lane = scene.lanes[l];
+    const double x = layout.x_of(lane.timeline().stage1_us);
+    if (x < plot.left() || x > plot.right()) continue;
+    const int lane_i = static_cast<int>(l);
+    p.setPen(QPen(style.stage_marker, 1, Qt::DashLine));
+    const int xi = static_cast<int>(std::lround(x));
+    p.drawLine(xi, static_cast<int>(layout.row_top(lane_i, 0)), xi,
+               static_cast<int>(layout.reduce_top(lane_i, 0) + layout.reduce_lane_height(lane_i)));
+  }
+
+  // Header column and lane titles.
+  p.fillRect(QRectF(0, style.axis_height, style.header_width, height - style.axis_height), style.header_background);
+  const QFontMetrics fm(style.font);
+  for (size_t l = 0; l < scene.lanes.size(); ++l) {
+    const TimelineLane& lane = scene.lanes[l];
+    const int lane_i = static_cast<int>(l);
+    const QRectF title(0, layout.title_top(lane_i), width, style.title_height);
+    if (title.bottom() >= visible_top && title.top() <= visible_bottom) {
+      p.fillRect(title, style.header_background);
+      if (style.text) {
+        p.setPen(style.ink);
+        QFont bold = style.font;
+        bold.setBold(true);
+        p.setFont(bold);
+        p.drawText(title.adjusted(6, 0, -6, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   QFontMetrics(bold).elidedText(lane.title, Qt::ElideRight, static_cast<int>(title.width()) - 12));
+        p.setFont(style.font);
+      }
+    }
+    if (!style.text) continue;
+    p.setPen(style.ink);
+    // Row labels every 2^k rows, at least a text line apart.
+    // Grid plans have several rows (slots) per CU; labels then name the CU at its first slot.
+    const int per_cu = std::max(1, lane.timeline().rows_per_cu);
+    int every = per_cu;
+    while (every * style.row_height < fm.height()) every *= 2;
+    for (int row = 0; row < lane.num_rows(); row += every) {
+      const double y = layout.row_top(lane_i, row);
+      if (y < visible_top - fm.height() || y > visible_bottom) continue;
+      p.drawText(QRectF(0, y - fm.height() / 2.0 + style.row_height / 2.0, style.header_width - 8, fm.height()),
+                 Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("CU %1").arg(row / per_cu));
+    }
+    const double reduce_y = layout.reduce_top(lane_i, 0);
+    const double reduce_h = layout.reduce_lane_height(lane_i);
+    if (reduce_y + reduce_h >= visible_top && reduce_y <= visible_bottom)
+      p.drawText(QRectF(0, reduce_y + reduce_h / 2 - fm.height() / 2.0, style.header_width - 8, fm.height()),
+                 Qt::AlignRight | Qt::AlignVCenter,
+                 QStringLiteral("reduce (%1)").arg(lane.timeline().reduce.size()));
+  }
+
+  // The time axis, drawn last so the rows scroll under it.
+  p.setClipping(false);
+  p.fillRect(QRectF(0, 0, width, style.axis_height), style.header_background);
+  p.setPen(style.ink);
+  p.drawLine(QPointF(plot.left(), style.axis_height - 1), QPointF(plot.right(), style.axis_height - 1));
+  for (double t = first_tick; t <= viewport.t1_us; t += step) {
+    const int x = static_cast<int>(std::lround(layout.x_of(t)));
+    p.drawLine(x, style.axis_height - 5, x, style.axis_height - 1);
+    if (style.text)
+      p.drawText(QRectF(x - 45, 0, 90, style.axis_height - 6), Qt::AlignCenter, format_tick_us(t, step));
+  }
+  if (style.text)
+    p.drawText(QRectF(6, 0, style.header_width - 12, style.axis_height - 2), Qt::AlignVCenter | Qt::AlignLeft,
+               QStringLiteral("time (µs)"));
+  p.restore();
+}
+
+}  // namespace mlasim::gui
