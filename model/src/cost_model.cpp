@@ -1,6 +1,7 @@
 #include "mlasim/model/cost_model.h"
 
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 
 #include "mlasim/model/input_error.h"
@@ -12,24 +13,29 @@ namespace {
 // 16 tokens at page size 1, i.e. 256 KV tokens of 576 fp8 bytes.
 constexpr double kPlannerFixedCostBytes = 256.0 * DecodeBatch::kQkHeadDim * 1.0;
 
-// One entry per CostParams member, in declaration order.
+// One entry per CostParams member, in declaration order, with its allowed range.
 struct ParamSlot {
   const char* key;
   double CostParams::*real;
   int CostParams::*integer;
+  double lo, hi;
+  bool above_lo;  // strictly above lo (rates and bandwidths)
+  const char* rule;
 };
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
 const ParamSlot kSlots[] = {
-    {"t_fix_us", &CostParams::t_fix_us, nullptr},
-    {"beta_cu_gbps", &CostParams::beta_cu_gbps, nullptr},
-    {"b_hbm_tbps", &CostParams::b_hbm_tbps, nullptr},
-    {"matrix_efficiency", &CostParams::matrix_efficiency, nullptr},
-    {"launch_us", &CostParams::launch_us, nullptr},
-    {"reduce_block_us", &CostParams::reduce_block_us, nullptr},
-    {"reduce_launch_us", &CostParams::reduce_launch_us, nullptr},
-    {"planner_us", &CostParams::planner_us, nullptr},
-    {"grid_block_us", &CostParams::grid_block_us, nullptr},
-    {"grid_occupancy", nullptr, &CostParams::grid_occupancy},
+    {"t_fix_us", &CostParams::t_fix_us, nullptr, 0, kInf, false, ">= 0"},
+    {"beta_cu_gbps", &CostParams::beta_cu_gbps, nullptr, 0, kInf, true, "> 0"},
+    {"b_hbm_tbps", &CostParams::b_hbm_tbps, nullptr, 0, kInf, true, "> 0"},
+    {"matrix_efficiency", &CostParams::matrix_efficiency, nullptr, 0, 1, true, "in (0, 1]"},
+    {"launch_us", &CostParams::launch_us, nullptr, 0, kInf, false, ">= 0"},
+    {"reduce_block_us", &CostParams::reduce_block_us, nullptr, 0, kInf, false, ">= 0"},
+    {"reduce_launch_us", &CostParams::reduce_launch_us, nullptr, 0, kInf, false, ">= 0"},
+    {"planner_us", &CostParams::planner_us, nullptr, 0, kInf, false, ">= 0"},
+    {"grid_block_us", &CostParams::grid_block_us, nullptr, 0, kInf, false, ">= 0"},
+    {"grid_occupancy", nullptr, &CostParams::grid_occupancy, 1, 64, false, "an integer 1..64"},
 };
 
 const ParamSlot& slot_for(const std::string& key) {
@@ -40,20 +46,16 @@ const ParamSlot& slot_for(const std::string& key) {
   throw InputError(key, "unknown cost parameter; known: " + known);
 }
 
-// The allowed range of each key: [lo, hi], with `open_lo` meaning strictly above lo.
-void check_range(const std::string& field, const std::string& key, double v) {
-  auto fail = [&](const char* rule) { throw InputError(field, fmt::format("must be {}, got {}", rule, v)); };
-  if (!std::isfinite(v)) fail("a finite number");
-  if (key == "beta_cu_gbps" || key == "b_hbm_tbps") {
-    if (v <= 0) fail("> 0");
-  } else if (key == "matrix_efficiency") {
-    if (v <= 0 || v > 1) fail("in (0, 1]");
-  } else if (key == "grid_occupancy") {
-    if (v < 1 || v > 64 || v != std::floor(v)) fail("an integer 1..64");
-  } else if (v < 0) {
-    fail(">= 0");
-  }
+bool in_range(const ParamSlot& s, double v) {
+  if (!std::isfinite(v) || v > s.hi || (s.above_lo ? v <= s.lo : v < s.lo)) return false;
+  return s.real || v == std::floor(v);
 }
+
+void check_range(const std::string& field, const ParamSlot& s, double v) {
+  if (!in_range(s, v)) throw InputError(field, fmt::format("must be {}, got {}", s.rule, v));
+}
+
+double read(const CostParams& p, const ParamSlot& s) { return s.real ? p.*s.real : static_cast<double>(p.*s.integer); }
 
 }  // namespace
 
@@ -78,7 +80,7 @@ CostParams cost_params_for(const Gpu& gpu) {
   for (const ParamSlot& s : kSlots) {
     auto it = gpu.params.find(s.key);
     if (it == gpu.params.end()) continue;
-    check_range("gpu.params." + std::string(s.key), s.key, it->second.value);
+    check_range("gpu.params." + std::string(s.key), s, it->second.value);
     set_cost_param(p, s.key, it->second.value);
   }
   return p;
@@ -93,14 +95,11 @@ const std::vector<std::string>& cost_param_keys() {
   return keys;
 }
 
-double get_cost_param(const CostParams& p, const std::string& key) {
-  const ParamSlot& s = slot_for(key);
-  return s.real ? p.*s.real : static_cast<double>(p.*s.integer);
-}
+double get_cost_param(const CostParams& p, const std::string& key) { return read(p, slot_for(key)); }
 
 void set_cost_param(CostParams& p, const std::string& key, double value) {
   const ParamSlot& s = slot_for(key);
-  check_range(key, key, value);
+  check_range(key, s, value);
   if (s.real)
     p.*s.real = value;
   else
@@ -108,7 +107,8 @@ void set_cost_param(CostParams& p, const std::string& key, double value) {
 }
 
 void validate_cost_params(const CostParams& p) {
-  for (const ParamSlot& s : kSlots) check_range(s.key, s.key, get_cost_param(p, s.key));
+  for (const ParamSlot& s : kSlots)
+    if (!in_range(s, read(p, s))) check_range(s.key, s, read(p, s));  // names the key only on failure
 }
 
 }  // namespace mlasim

@@ -20,7 +20,7 @@ class Engine {
 
   double run(double start_us) {
     now_ = start_us;
-    const size_t lanes = static_cast<size_t>(m_.slots);
+    const size_t lanes = static_cast<size_t>(std::min(m_.slots, tasks_));  // never more running tasks
     s_.timed.clear();
     s_.streams.clear();
     s_.next_lane.assign(lanes, -1);

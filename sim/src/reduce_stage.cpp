@@ -51,13 +51,11 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
     for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
       const TileFacts& f = tiles[t];
       if (f.partials < 2) continue;
-      for (int rest = 0; rest < per_tile; ++rest) {
-        const int g = rest / heads;
+      int block = static_cast<int>(t * per_tile % launch.blocks);  // block of item w = t * per_tile + rest
+      for (int g = 0; g < wg; ++g) {
         const int rows = rows_of_group(f.rows, g, wg);
-        if (rows == 0) continue;
-        const int64_t w = t * per_tile + rest;
-        const int block = static_cast<int>(w % launch.blocks);
-        fn(block, ReduceItem{t, rest % heads, 1, g, block, f.partials >= 4}, item_job(rows, f.partials));
+        for (int h = 0; h < heads; ++h, block = block + 1 == launch.blocks ? 0 : block + 1)
+          if (rows > 0) fn(block, ReduceItem{t, h, 1, g, block, f.partials >= 4}, item_job(rows, f.partials));
       }
     }
   };
