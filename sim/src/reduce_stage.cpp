@@ -76,12 +76,35 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
     out.jobs[at] = job;
     out.items[at] = item;
   });
+  // Consecutive blocks running the same items for consecutive heads run in lockstep: one task, one more
+  // workgroup wide. Their items after the first block's are dropped (the task's items stand for all heads).
+  size_t kept = 0;
+  int previous = -1;  // first kept item of the last task
   for (int b = 0; b < launch.blocks; ++b) {
-    if (count[b + 1] == count[b]) continue;  // a block with nothing to merge returns at once
-    out.jobs[count[b]].fixed_us += params.reduce_block_us;
-    out.task_begin.push_back(count[b + 1]);
+    const int begin = count[b], n_items = count[b + 1] - count[b];
+    if (n_items == 0) continue;  // a block with nothing to merge returns at once
+    const bool lockstep = previous >= 0 && out.task_begin.back() - previous == n_items &&
+                          std::equal(out.items.begin() + begin, out.items.begin() + begin + n_items,
+                                     out.items.begin() + previous, [&](const ReduceItem& a, const ReduceItem& p) {
+                                       return a.tile == p.tile && a.row_group == p.row_group &&
+                                              a.head == p.head + out.task_width.back();
+                                     });
+    if (lockstep) {
+      ++out.task_width.back();
+      for (int k = 0; k < n_items; ++k) out.items[previous + k].heads = out.task_width.back();
+      continue;
+    }
+    previous = static_cast<int>(kept);
+    for (int k = 0; k < n_items; ++k, ++kept) {
+      out.jobs[kept] = out.jobs[begin + k];
+      out.items[kept] = out.items[begin + k];
+    }
+    out.jobs[previous].fixed_us += params.reduce_block_us;
+    out.task_begin.push_back(static_cast<int>(kept));
     out.task_width.push_back(1);
   }
+  out.jobs.resize(kept);
+  out.items.resize(kept);
 }
 
 // Triton (split-policies spec §1.5): grid (requests, heads), one program per (request tile, head) merging all

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/reduce_launch.h"
 #include "mlasim/sim/simulator.h"
 #include "mlasim/sim/split_policy.h"
 
@@ -46,7 +47,7 @@ std::vector<Case> cases() {
   return out;
 }
 
-void check_timeline(const Plan& plan, const Prediction& pr) {
+void check_timeline(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Prediction& pr) {
   const Timeline& tl = pr.timeline;
   ASSERT_EQ(static_cast<int>(tl.rows.size()), tl.num_clusters);
   std::vector<int> seen(plan.works.size(), 0);
@@ -96,6 +97,19 @@ void check_timeline(const Plan& plan, const Prediction& pr) {
     block_end = r.end_us;
   }
   EXPECT_EQ(tl.reduce.empty(), plan.num_partials() == 0);
+  // Every (tile, head, row group) that has something to merge is merged exactly once.
+  const int tiles = static_cast<int>(plan.reduce_indptr.size()) - 1;
+  const bool grid = plan.kernel == KernelKind::grid;
+  const int heads = grid ? plan.num_heads : plan.derived.num_heads_eff;
+  const ReduceLaunch launch = aiter_reduce_launch(tiles, heads, gpu.num_cu, batch.max_qo_len());
+  std::vector<int> merged(static_cast<size_t>(tiles), 0);
+  for (const ReduceBox& r : tl.reduce) merged[r.tile] += r.heads;
+  for (int t = 0; t < tiles; ++t) {
+    const int n = plan.reduce_indptr[t + 1] - plan.reduce_indptr[t];
+    const int rows = plan.reduce_final_map[t][1] - plan.reduce_final_map[t][0];
+    const int groups = grid ? 1 : std::min(launch.row_groups, rows);
+    EXPECT_EQ(merged[t], n >= (grid ? 1 : 2) ? heads * groups : 0) << "tile " << t;
+  }
   EXPECT_EQ(pr.metrics.splits_per_request, plan.splits_per_request());
   EXPECT_DOUBLE_EQ(pr.metrics.kernel_us, tl.end_us());
   EXPECT_LE(pr.metrics.critical_path_us, pr.metrics.kernel_us + kEps);
@@ -117,7 +131,7 @@ TEST(TimelineConsistency, EveryPolicyOnEveryCase) {
           continue;  // a head count or arch the policy does not support
         }
         SCOPED_TRACE(info.name + " on " + c.name + " / " + gpu_name);
-        check_timeline(plan, simulate(plan, c.batch, gpu, params));
+        check_timeline(plan, c.batch, gpu, simulate(plan, c.batch, gpu, params));
         ++simulated;
       }
     }
