@@ -203,6 +203,11 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     tl.rows.assign(static_cast<size_t>(slots), {});
     tl.stage1_us = m.stage1_us;
     tl.reduce_us = m.reduce_us;
+    // Size each row once: count its boxes first (s.slot_last is free again).
+    std::vector<int>& per_row = s.slot_last;
+    per_row.assign(static_cast<size_t>(slots), 0);
+    for (int i = 0; i < W; ++i) ++per_row[row_of_lane(s.times[i].lane)];
+    for (int r = 0; r < slots; ++r) tl.rows[r].reserve(static_cast<size_t>(per_row[r]));
     for (int i = 0; i < W; ++i) {
       const WorkInfo& w = plan.works[i];
       const FluidJobTimes& t = s.times[i];
