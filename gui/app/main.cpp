@@ -1,6 +1,7 @@
 // mlasim-gui: the policy explorer window, or with --render the same timeline picture written headless.
 #include <CLI/CLI.hpp>
 #include <QApplication>
+#include <QEventLoop>
 #include <QGuiApplication>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "mlasim/gui/export.h"
 #include "mlasim/gui/main_window.h"
+#include "mlasim/gui/sweep_view.h"
 #include "mlasim/model/input_error.h"
 
 namespace {
@@ -17,6 +19,24 @@ bool wants_render(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--render") == 0 || std::strncmp(argv[i], "--render=", 9) == 0) return true;
   return false;
+}
+
+// Pictures of the window for the documentation, made the same way on every machine.
+int take_screenshot(mlasim::gui::MainWindow& window, const std::string& path, const QString& tab, int select) {
+  window.show_tab(tab);
+  if (select >= 0) window.select_request(select);
+  if (tab == QStringLiteral("sweep")) {
+    QEventLoop wait;
+    QObject::connect(window.sweep_view(), &mlasim::gui::SweepView::finished, &wait, &QEventLoop::quit);
+    window.sweep_view()->run();
+    wait.exec();
+  }
+  QCoreApplication::processEvents();
+  if (!window.grab().save(QString::fromStdString(path))) {
+    std::cerr << "mlasim-gui: error: screenshot: cannot write '" << path << "'\n";
+    return 2;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -42,6 +62,14 @@ int main(int argc, char** argv) {
   cli.add_option("--out", out_path, "file to write with --render: .png, .svg or .csv");
   cli.add_option("--width", options.width, "picture width in pixels (--render)")->capture_default_str();
   cli.add_option("--row-height", options.row_height, "pixels per cluster row (--render)")->capture_default_str();
+  std::string screenshot;
+  std::string tab = "timeline";
+  int select = -1;
+  cli.add_option("--screenshot", screenshot, "open the window, save a picture of it to FILE.png and quit");
+  cli.add_option("--tab", tab, "the tab --screenshot shows: timeline, plans or sweep (the sweep runs first)")
+      ->check(CLI::IsMember({"timeline", "plans", "sweep"}))
+      ->capture_default_str();
+  cli.add_option("--select", select, "the request --screenshot shows selected");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -60,7 +88,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     window.show();
-    return app->exec();
+    if (screenshot.empty()) return app->exec();
+    return take_screenshot(window, screenshot, QString::fromStdString(tab), select);
   } catch (const mlasim::InputError& e) {
     std::cerr << "mlasim-gui: error: " << e.what() << "\n";
     return 2;

@@ -84,6 +84,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   big.setBold(true);
   uplift_label_->setFont(big);
   auto* metrics_box = new QWidget;
+  metrics_box->setMinimumWidth(440);
   auto* metrics_layout = new QVBoxLayout(metrics_box);
   metrics_layout->addWidget(uplift_label_);
   metrics_layout->addWidget(metrics_table, 1);
@@ -202,6 +203,7 @@ void MainWindow::build_menus() {
                   [this] { timeline_->set_row_height(timeline_->style().row_height + 1); });
   view->addAction(tr("&Shorter rows"), QKeySequence(Qt::CTRL | Qt::Key_Down), this,
                   [this] { timeline_->set_row_height(timeline_->style().row_height - 1); });
+  view->addAction(tr("Rows to fit the &height"), QKeySequence(Qt::CTRL | Qt::Key_9), timeline_, &TimelineView::fit_rows);
   view->addAction(tr("&Clear selection"), this, [this] { select_request(-1); });
 }
 
@@ -304,6 +306,14 @@ void MainWindow::show_results() {
     }
     plan_text_->setPlainText(qstr(text));
   }
+}
+
+bool MainWindow::show_tab(const QString& name) {
+  const QStringList names = {QStringLiteral("timeline"), QStringLiteral("plans"), QStringLiteral("sweep")};
+  const int index = static_cast<int>(names.indexOf(name));
+  if (index < 0) return false;
+  tabs_->setCurrentIndex(index);
+  return true;
 }
 
 void MainWindow::select_request(int request) {

@@ -238,8 +238,8 @@ void SweepView::draw_line() {
   }
   auto* a = new QLineSeries;
   auto* b = new QLineSeries;
-  a->setName(QStringLiteral("A  ") + QString::fromStdString(scenario_.policies[0]));
-  b->setName(QStringLiteral("B  ") + QString::fromStdString(scenario_.policies[1]));
+  a->setName(QStringLiteral("A"));
+  b->setName(QStringLiteral("B"));
   a->setPointsVisible(true);
   b->setPointsVisible(true);
   double y_max = 0;
@@ -276,7 +276,10 @@ void SweepView::draw_line() {
     s->attachAxis(x_axis);
     s->attachAxis(y_axis);
   }
-  chart->setTitle(tr("Kernel time along %1").arg(line_.along_batch ? tr("batch") : tr("context")));
+  chart->setTitle(tr("<b>Predicted kernel time along %1</b><br>A: %2<br>B: %3")
+                      .arg(line_.along_batch ? tr("batch") : tr("context"),
+                           QString::fromStdString(scenario_.policies[0]).toHtmlEscaped(),
+                           QString::fromStdString(scenario_.policies[1]).toHtmlEscaped()));
   chart->legend()->setAlignment(Qt::AlignBottom);
 }
 
@@ -339,7 +342,8 @@ void SweepView::draw_heatmap() {
     if (!first) chart->legend()->markers(edge).front()->setVisible(false);
     first = false;
   }
-  chart->setTitle(tr("B speedup over A (A time / B time): blue B faster, red B slower, full colour at 2x"));
+  chart->setTitle(tr("<b>B speedup over A</b> (A time / B time)<br>blue: B faster · red: B slower · white: equal · "
+                     "full colour at 2x"));
   chart->legend()->setAlignment(Qt::AlignBottom);
   paint_heatmap_background();
 }

@@ -36,6 +36,7 @@ double TimelineView::full_span() const { return scene_ && scene_->end_us > 0 ? s
 void TimelineView::set_scene(std::shared_ptr<const TimelineScene> scene) {
   const bool first = !scene_;
   scene_ = std::move(scene);
+  if (auto_rows_) fit_rows();
   if (first || t1_ > full_span() || t1_ - t0_ <= kMinSpanUs)
     zoom_to_fit();
   else
@@ -50,10 +51,28 @@ void TimelineView::set_selected_request(int request) {
 }
 
 void TimelineView::set_row_height(int pixels) {
+  auto_rows_ = false;
+  apply_row_height(pixels);
+}
+
+void TimelineView::apply_row_height(int pixels) {
   style_.row_height = std::clamp(pixels, 1, 64);
   style_.reduce_row_height = std::max(2, style_.row_height);
   sync_scrollbars();
   viewport()->update();
+}
+
+void TimelineView::fit_rows() {
+  auto_rows_ = true;
+  if (!scene_) return;
+  int pixels = 8;
+  for (; pixels > 1; --pixels) {
+    TimelineStyle trial = style_;
+    trial.row_height = pixels;
+    trial.reduce_row_height = std::max(2, pixels);
+    if (TimelineLayout(*scene_, trial, current_viewport()).full_height() <= viewport()->height()) break;
+  }
+  apply_row_height(pixels);
 }
 
 TimelineViewport TimelineView::current_viewport() const {
@@ -124,6 +143,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
   QAbstractScrollArea::resizeEvent(event);
+  if (auto_rows_) fit_rows();
   sync_scrollbars();
 }
 

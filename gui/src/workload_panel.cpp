@@ -135,7 +135,7 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
 
   set_workload(Workload{});
 
-  connect(batch_kind_, &QComboBox::currentIndexChanged, batch_pages_, &QStackedWidget::setCurrentIndex);
+  connect(batch_kind_, &QComboBox::currentIndexChanged, this, &WorkloadPanel::show_batch_page);
   connect(gpu_, &QComboBox::currentIndexChanged, this, [this] {
     update_cluster_range();
     emit_changed();
@@ -147,6 +147,14 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
     connect(s, &QSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(sigma_, &QDoubleSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(kv_lens_, &QLineEdit::textChanged, this, &WorkloadPanel::emit_changed);
+}
+
+void WorkloadPanel::show_batch_page(int index) {
+  // Only the shown page counts for the size, so the uniform form is not as tall as the random one.
+  for (int i = 0; i < batch_pages_->count(); ++i)
+    batch_pages_->widget(i)->setSizePolicy(QSizePolicy::Preferred, i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+  batch_pages_->setCurrentIndex(index);
+  batch_pages_->adjustSize();
 }
 
 void WorkloadPanel::emit_changed() {
@@ -207,7 +215,7 @@ void WorkloadPanel::set_workload(const Workload& w) {
   update_cluster_range();
   const BatchSpec& b = w.batch;
   batch_kind_->setCurrentIndex(static_cast<int>(b.kind));
-  batch_pages_->setCurrentIndex(static_cast<int>(b.kind));
+  show_batch_page(static_cast<int>(b.kind));
   count_->setValue(b.kind == BatchSpec::Kind::uniform ? b.count : count_->value());
   context_->setValue(b.context);
   kv_lens_->setText(b.kind == BatchSpec::Kind::list ? join_lengths(b.kv_lens) : kv_lens_->text());

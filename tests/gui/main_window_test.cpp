@@ -264,7 +264,7 @@ class MainWindowTest : public QObject {
     const TimelineLayout layout(*view->scene(), view->style(), view->current_viewport());
     const auto& box = view->scene()->lanes[0].timeline().rows[40].front();  // CU 40 of A: request 2
     const QPoint at(static_cast<int>(layout.x_of((box.begin_us + box.end_us) / 2)),
-                    static_cast<int>(layout.row_top(0, 40)) + 1);
+                    static_cast<int>(layout.row_top(0, 40)));
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, at);
     QCOMPARE(spy.count(), 1);
     QCOMPARE(spy.front().front().toInt(), box.request);
@@ -275,7 +275,8 @@ class MainWindowTest : public QObject {
       const auto* proxy = static_cast<const QSortFilterProxyModel*>(row.model());
       QCOMPARE(window_->work_model()->request_of_row(proxy->mapToSource(row).row()), box.request);
     }
-    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, QPoint(view->viewport()->width() - 30, at.y() + 300));
+    const QPoint idle(view->viewport()->width() - 30, static_cast<int>(layout.row_top(0, 200)));  // idle CU of A
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, idle);
     QCOMPARE(view->selected_request(), -1);
   }
 
@@ -286,6 +287,22 @@ class MainWindowTest : public QObject {
     const auto* proxy = static_cast<const QSortFilterProxyModel*>(table->model());
     QCOMPARE(window_->timeline_view()->selected_request(),
              window_->work_model()->request_of_row(proxy->mapToSource(proxy->index(last, 0)).row()));
+  }
+
+  void rows_take_the_tallest_height_that_fits() {
+    TimelineView* view = window_->timeline_view();
+    const auto fits = [view](int row_height) {
+      TimelineStyle style = view->style();
+      style.row_height = row_height;
+      style.reduce_row_height = std::max(2, row_height);
+      return TimelineLayout(*view->scene(), style, view->current_viewport()).full_height() <= view->viewport()->height();
+    };
+    const int h = view->style().row_height;
+    QVERIFY(h == 1 || fits(h));
+    QVERIFY(h == 8 || !fits(h + 1));
+    view->set_row_height(12);
+    window_->workload_panel()->count_box()->setValue(5);
+    QCOMPARE(view->style().row_height, 12);  // a chosen height stays through edits
   }
 
   void zoom_keeps_the_time_under_the_cursor() {

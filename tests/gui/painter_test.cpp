@@ -6,6 +6,7 @@
 
 #include "gui_test_support.h"
 #include "mlasim/gui/export.h"
+#include "mlasim/gui/text_format.h"
 #include "mlasim/gui/timeline_painter.h"
 #include "mlasim/gui/timeline_scene.h"
 #include "mlasim/model/input_error.h"
@@ -160,6 +161,16 @@ class PainterTest : public QObject {
     QCOMPARE(hit->reduce, false);
     QCOMPARE(hit->row, 100);
     QCOMPARE(hit->index, 0);
+  }
+
+  void the_tooltip_names_the_work_and_its_times() {
+    const TimelineLayout l = layout(image_);
+    const auto& box = scene_.lanes[1].timeline().rows[100].front();
+    const auto hit = l.hit_test(QPointF(l.x_of((box.begin_us + box.end_us) / 2), l.row_top(1, 100) + 0.5));
+    QVERIFY(hit.has_value());
+    const QString tip = box_tooltip(scene_, *hit);
+    QVERIFY2(tip.startsWith(QStringLiteral("B · CU 100 · work %1\nrequest %2").arg(box.work).arg(box.request)), qPrintable(tip));
+    QVERIFY2(tip.contains(format_us(box.end_us - box.begin_us)), qPrintable(tip));
   }
 
   void hit_test_finds_a_reduce_box() {

@@ -47,6 +47,11 @@ class MainWindow : public QMainWindow {
   // Plans and simulates both sides from the forms now; false (and the message shown) when that fails.
   bool recompute();
 
+  // Shows the tab "timeline", "plans" or "sweep"; false for another name.
+  bool show_tab(const QString& name);
+  // Selects `request` as a click on one of its boxes would (-1 clears).
+  void select_request(int request);
+
   const QString& last_error() const { return last_error_; }
   const SideResult* side(int s) const;
   std::shared_ptr<const TimelineScene> scene() const { return scene_; }
@@ -67,7 +72,6 @@ class MainWindow : public QMainWindow {
   void show_error(const QString& message);
   void clear_error();
   void show_results();
-  void select_request(int request);
   void open_with_dialog();
   void save_with_dialog();
   void import_with_dialog(int side);

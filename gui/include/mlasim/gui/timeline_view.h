@@ -22,7 +22,9 @@ class TimelineView : public QAbstractScrollArea {
   void set_selected_request(int request);  // -1 clears; does not emit requestSelected
   int selected_request() const { return style_.selected_request; }
 
+  // A fixed row height (1..64 px); until one is set, rows take the tallest height (1..8 px) that shows every row.
   void set_row_height(int pixels);
+  void fit_rows();
   const TimelineStyle& style() const { return style_; }
   // The window the painter draws now (the viewport's size, time range and scroll).
   TimelineViewport current_viewport() const;
@@ -51,12 +53,14 @@ class TimelineView : public QAbstractScrollArea {
   void set_time_window(double t0, double t1);
   void sync_scrollbars();
   int max_scroll_y() const;
+  void apply_row_height(int pixels);
 
   std::shared_ptr<const TimelineScene> scene_;
   TimelineStyle style_;
   double t0_ = 0, t1_ = 1;
   int scroll_y_ = 0;
   bool syncing_ = false;
+  bool auto_rows_ = true;
   QPoint press_pos_;
   double press_t0_ = 0;
   int press_scroll_y_ = 0;

@@ -40,6 +40,7 @@ class WorkloadPanel : public QGroupBox {
  private:
   void emit_changed();
   void update_cluster_range();
+  void show_batch_page(int index);
 
   QComboBox* gpu_;
   QComboBox* batch_kind_;
