@@ -61,7 +61,7 @@ double read(const CostParams& p, const ParamSlot& s) { return s.real ? p.*s.real
 
 double hbm_efficiency(const std::string& vendor) {
   // AMD: aiter #5456 reached 5.96 of MI355X's 8 TB/s (0.745); NVIDIA: FlashMLA reached 3.0 of H800's
-  // 3.35 TB/s (0.90) and 2.83 on H100 (0.84). docs/model.md §2.
+  // 3.35 TB/s (0.90) and 2.83 on H100 (0.84). docs/model.md §1.
   return vendor == "nvidia" ? 0.85 : 0.75;
 }
 

@@ -40,7 +40,7 @@ int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
 
 int request_of(const Plan& plan, const WorkInfo& w) { return w.batch_idx / std::max(plan.derived.qk_batch_ratio, 1); }
 
-// The stage-1 cost of every work (docs/model.md §3.1).
+// The stage-1 cost of every work (docs/model.md §2).
 void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
                        Scratch& s, double& kv_bytes) {
   const int B = batch.size();

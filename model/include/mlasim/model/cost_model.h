@@ -10,7 +10,7 @@
 namespace mlasim {
 
 // Every parameter of the cost model. Values come from a Gpu profile's `params` (fitted or assumed, with
-// provenance) or, when absent, from the datasheet-derived defaults of cost_params_for() (docs/model.md §2).
+// provenance) or, when absent, from the datasheet-derived defaults of cost_params_for() (docs/model.md §1).
 // The member initializers below are only what a default-constructed CostParams holds (an MI355X-like
 // device); use cost_params_for(gpu) for a real profile.
 struct CostParams {
