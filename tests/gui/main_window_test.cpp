@@ -232,6 +232,19 @@ class MainWindowTest : public QObject {
     QCOMPARE(window_->side(1)->source, std::string("aiter-v1:max_split_per_batch=2"));
   }
 
+  // A plan dumped from AITER: the buffers as top-level lists, no derived values and no policy.
+  void an_aiter_dump_imports() {
+    Scenario s;
+    s.policies[0] = "aiter-v1:max_split_per_batch=2";
+    const auto want = expected(s);
+    const nlohmann::json dump = sim::plan_to_json(*want.a.plan)["outputs"];
+    const QString path = write_file(QStringLiteral("aiter_dump.json"), QByteArray::fromStdString(dump.dump()));
+    QVERIFY2(window_->import_plan(0, path), qPrintable(window_->last_error()));
+    QCOMPARE(shown("active_clusters", MetricsModel::kA), 8.0);
+    QCOMPARE(shown("num_works", MetricsModel::kA), static_cast<double>(want.a.plan->num_works()));
+    QCOMPARE(shown("kernel_us", MetricsModel::kA), want.a.prediction->metrics.kernel_us);
+  }
+
   void a_bad_plan_file_changes_nothing_data() {
     QTest::addColumn<QByteArray>("text");
     QTest::addColumn<QString>("expected");
