@@ -1,6 +1,6 @@
 #pragma once
 // The per-vendor device primitives behind one small interface. Kernels think in logical warps of 32 lanes (an
-// AMD wave of 64 holds two) and in the m16n8k16 bf16 matrix fragment layout:
+// AMD wave of 64 holds two) and in the m16n8k16 bf16/fp16 matrix fragment layout:
 //   A (16x16, row major): a[0]=A[g][2t..2t+1] a[1]=A[g+8][2t..] a[2]=A[g][2t+8..] a[3]=A[g+8][2t+8..]
 //   B (16x8, k x n):      b[0]=B[2t..2t+1][g] b[1]=B[2t+8..2t+9][g]
 //   C (16x8 fp32):        c[0..1]=C[g][2t..2t+1] c[2..3]=C[g+8][2t..2t+1]      (g = lane/4, t = lane%4)
@@ -54,27 +54,73 @@ __device__ __forceinline__ float fp8_e4m3_to_float(uint32_t byte) {
   return __uint_as_float(bits) * 1.329227995784916e36f;  // 2^120
 }
 
-// Four packed fp8 bytes to four bf16 (two pairs, low byte first); exact, since every e4m3 value fits in bf16.
-__device__ __forceinline__ void fp8x4_to_bf16x4(uint32_t packed, uint32_t* out) {
+// fp16 bits (as the low 16 bits) to float, exact: the bits land in a float's exponent/mantissa, scaled by 2^112.
+__device__ __forceinline__ float f16_to_float(uint32_t h) {
+  return __uint_as_float(((h & 0x8000u) << 16) | ((h & 0x7fffu) << 13)) * 5.192296858534828e33f;  // 2^112
+}
+__device__ __forceinline__ float f16_lo(uint32_t v) { return f16_to_float(v & 0xffffu); }
+__device__ __forceinline__ float f16_hi(uint32_t v) { return f16_to_float(v >> 16); }
+
+// Two floats rounded to an fp16 pair (low half = first), round to nearest even; beyond the range -> inf.
+__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
 #if defined(MLASIM_NV_PRIMITIVES)
-  // Hardware e4m3x2 -> f16x2 (exact), then f16 -> f32 -> bf16 pairs (exact for e4m3 values).
-  for (int k = 0; k < 2; ++k) {
-    const auto pair = static_cast<unsigned short>(packed >> (16 * k));
-    uint32_t h2;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(pair));
-    float lo, hi;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(static_cast<unsigned short>(h2 & 0xffffu)));
-    asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(static_cast<unsigned short>(h2 >> 16)));
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(out[k]) : "f"(hi), "f"(lo));
-  }
+  uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
 #else
-  for (int k = 0; k < 2; ++k) {
-    const uint32_t lo = __float_as_uint(fp8_e4m3_to_float((packed >> (16 * k)) & 0xffu)) >> 16;
-    const uint32_t hi = __float_as_uint(fp8_e4m3_to_float((packed >> (16 * k + 8)) & 0xffu)) >> 16;
-    out[k] = lo | (hi << 16);
-  }
+  auto round = [](float f) -> uint32_t {
+    const uint32_t sign = (__float_as_uint(f) >> 16) & 0x8000u;
+    const float a = fabsf(f);
+    if (a >= 65520.f) return sign | 0x7c00u;
+    if (a < 6.103515625e-05f) return sign | static_cast<uint32_t>(rintf(a * 16777216.f));  // subnormal: 2^24
+    const uint32_t u = __float_as_uint(a);
+    return sign | (((u + 0xfffu + ((u >> 13) & 1u)) >> 13) - (112u << 10));
+  };
+  return round(lo) | (round(hi) << 16);
 #endif
 }
+
+// Two packed fp8 e4m3 (low 16 bits, low byte first) to an fp16 pair; exact, every e4m3 value fits in fp16.
+__device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t pair) {
+#if defined(MLASIM_NV_PRIMITIVES)
+  uint32_t h2;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(static_cast<unsigned short>(pair & 0xffffu)));
+  return h2;
+#else
+  return pack_f16x2(fp8_e4m3_to_float(pair & 0xffu), fp8_e4m3_to_float((pair >> 8) & 0xffu));
+#endif
+}
+
+// Bytes of a and b interleaved: (a0 b0 a1 b1) for kHigh false, (a2 b2 a3 b3) for kHigh true (low byte first).
+template <bool kHigh>
+__device__ __forceinline__ uint32_t interleave_bytes(uint32_t a, uint32_t b) {
+#if defined(MLASIM_NV_PRIMITIVES)
+  return __byte_perm(a, b, kHigh ? 0x7362u : 0x5140u);
+#else
+  if (kHigh) a >>= 16, b >>= 16;
+  return (a & 0xffu) | ((b & 0xffu) << 8) | ((a & 0xff00u) << 8) | ((b & 0xff00u) << 16);
+#endif
+}
+
+#if !defined(MLASIM_NV_PRIMITIVES)
+// The m16n8k16 product from shuffles; Lo/Hi decode the two halves of a fragment register.
+template <float (*Lo)(uint32_t), float (*Hi)(uint32_t)>
+__device__ __forceinline__ void mma_16816_generic(float c[4], const uint32_t a[4], const uint32_t b[2]) {
+  const int lane = lane_id();
+  const int g = lane >> 2, t = lane & 3;
+  for (int tk = 0; tk < 4; ++tk) {
+    // Row g / g+8 of A and columns 2t, 2t+1 of B, for k = 2tk, 2tk+1, 2tk+8, 2tk+9.
+    const uint32_t a0 = shfl(a[0], 4 * g + tk), a1 = shfl(a[1], 4 * g + tk);
+    const uint32_t a2 = shfl(a[2], 4 * g + tk), a3 = shfl(a[3], 4 * g + tk);
+    const uint32_t b00 = shfl(b[0], 4 * (2 * t) + tk), b01 = shfl(b[1], 4 * (2 * t) + tk);
+    const uint32_t b10 = shfl(b[0], 4 * (2 * t + 1) + tk), b11 = shfl(b[1], 4 * (2 * t + 1) + tk);
+    c[0] += Lo(a0) * Lo(b00) + Hi(a0) * Hi(b00) + Lo(a2) * Lo(b01) + Hi(a2) * Hi(b01);
+    c[1] += Lo(a0) * Lo(b10) + Hi(a0) * Hi(b10) + Lo(a2) * Lo(b11) + Hi(a2) * Hi(b11);
+    c[2] += Lo(a1) * Lo(b00) + Hi(a1) * Hi(b00) + Lo(a3) * Lo(b01) + Hi(a3) * Hi(b01);
+    c[3] += Lo(a1) * Lo(b10) + Hi(a1) * Hi(b10) + Lo(a3) * Lo(b11) + Hi(a3) * Hi(b11);
+  }
+}
+#endif
 
 // D += A * B for one m16n8k16 bf16 fragment set.
 __device__ __forceinline__ void mma_bf16_16816(float c[4], const uint32_t a[4], const uint32_t b[2]) {
@@ -85,23 +131,20 @@ __device__ __forceinline__ void mma_bf16_16816(float c[4], const uint32_t a[4], 
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #else
-  const int lane = lane_id();
-  const int g = lane >> 2, t = lane & 3;
-  for (int tk = 0; tk < 4; ++tk) {
-    // Row g / g+8 of A and columns 2t, 2t+1 of B, for k = 2tk, 2tk+1, 2tk+8, 2tk+9.
-    const uint32_t a0 = shfl(a[0], 4 * g + tk), a1 = shfl(a[1], 4 * g + tk);
-    const uint32_t a2 = shfl(a[2], 4 * g + tk), a3 = shfl(a[3], 4 * g + tk);
-    const uint32_t b00 = shfl(b[0], 4 * (2 * t) + tk), b01 = shfl(b[1], 4 * (2 * t) + tk);
-    const uint32_t b10 = shfl(b[0], 4 * (2 * t + 1) + tk), b11 = shfl(b[1], 4 * (2 * t + 1) + tk);
-    c[0] += bf16_lo(a0) * bf16_lo(b00) + bf16_hi(a0) * bf16_hi(b00) + bf16_lo(a2) * bf16_lo(b01) +
-            bf16_hi(a2) * bf16_hi(b01);
-    c[1] += bf16_lo(a0) * bf16_lo(b10) + bf16_hi(a0) * bf16_hi(b10) + bf16_lo(a2) * bf16_lo(b11) +
-            bf16_hi(a2) * bf16_hi(b11);
-    c[2] += bf16_lo(a1) * bf16_lo(b00) + bf16_hi(a1) * bf16_hi(b00) + bf16_lo(a3) * bf16_lo(b01) +
-            bf16_hi(a3) * bf16_hi(b01);
-    c[3] += bf16_lo(a1) * bf16_lo(b10) + bf16_hi(a1) * bf16_hi(b10) + bf16_lo(a3) * bf16_lo(b11) +
-            bf16_hi(a3) * bf16_hi(b11);
-  }
+  mma_16816_generic<bf16_lo, bf16_hi>(c, a, b);
+#endif
+}
+
+// D += A * B for one m16n8k16 fp16 fragment set (fp32 accumulation).
+__device__ __forceinline__ void mma_f16_16816(float c[4], const uint32_t a[4], const uint32_t b[2]) {
+#if defined(MLASIM_NV_PRIMITIVES)
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  mma_16816_generic<f16_lo, f16_hi>(c, a, b);
 #endif
 }
 

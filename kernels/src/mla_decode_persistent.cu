@@ -6,21 +6,21 @@
 namespace mlasim::kernels {
 namespace {
 
-template <bool kFp8, int kGroups>
+template <bool kFp8, int kGroups, bool kSplitTokens>
 __global__ void __launch_bounds__(128 * kGroups, 1)
     mla_decode_persistent_kernel(DecodeParams p) {
   extern __shared__ uint4 smem_words[];
   auto* smem = reinterpret_cast<unsigned char*>(smem_words);
   const int end = p.work_indptr[blockIdx.x + 1];
-  for (int i = p.work_indptr[blockIdx.x]; i < end; ++i) run_work<kFp8, kGroups>(p, p.works[i], smem);
+  for (int i = p.work_indptr[blockIdx.x]; i < end; ++i) run_work<kFp8, kGroups, kSplitTokens>(p, p.works[i], smem);
 }
 
-template <bool kFp8, int kGroups>
+template <bool kFp8, int kGroups, bool kSplitTokens>
 void launch(const DecodeParams& p, int blocks, hipStream_t stream) {
-  using C = DecodeConfig<kFp8, kGroups>;
-  const void* fn = reinterpret_cast<const void*>(&mla_decode_persistent_kernel<kFp8, kGroups>);
+  using C = DecodeConfig<kFp8, kGroups, kSplitTokens>;
+  const void* fn = reinterpret_cast<const void*>(&mla_decode_persistent_kernel<kFp8, kGroups, kSplitTokens>);
   MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
-  mla_decode_persistent_kernel<kFp8, kGroups><<<blocks, C::kThreads, C::kSmemBytes, stream>>>(p);
+  mla_decode_persistent_kernel<kFp8, kGroups, kSplitTokens><<<blocks, C::kThreads, C::kSmemBytes, stream>>>(p);
   MLASIM_GPU_CHECK(hipGetLastError());
 }
 
@@ -32,9 +32,9 @@ void launch_mla_decode_persistent(const DecodeParams& p, bool fp8_kv, int groups
                                   hipStream_t stream) {
   if (num_clusters <= 0) return;
   if (fp8_kv)
-    groups == 1 ? launch<true, 1>(p, num_clusters, stream) : launch<true, 2>(p, num_clusters, stream);
+    groups == 1 ? launch<true, 2, true>(p, num_clusters, stream) : launch<true, 2, false>(p, num_clusters, stream);
   else
-    groups == 1 ? launch<false, 1>(p, num_clusters, stream) : launch<false, 2>(p, num_clusters, stream);
+    groups == 1 ? launch<false, 2, true>(p, num_clusters, stream) : launch<false, 2, false>(p, num_clusters, stream);
 }
 
 }  // namespace mlasim::kernels

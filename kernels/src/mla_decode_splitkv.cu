@@ -7,19 +7,19 @@
 namespace mlasim::kernels {
 namespace {
 
-template <bool kFp8, int kGroups>
+template <bool kFp8, int kGroups, bool kSplitTokens>
 __global__ void __launch_bounds__(128 * kGroups, 1)
     mla_decode_splitkv_kernel(DecodeParams p) {
   extern __shared__ uint4 smem_words[];
-  run_work<kFp8, kGroups>(p, p.works[blockIdx.x], reinterpret_cast<unsigned char*>(smem_words));
+  run_work<kFp8, kGroups, kSplitTokens>(p, p.works[blockIdx.x], reinterpret_cast<unsigned char*>(smem_words));
 }
 
-template <bool kFp8, int kGroups>
+template <bool kFp8, int kGroups, bool kSplitTokens>
 void launch(const DecodeParams& p, int blocks, hipStream_t stream) {
-  using C = DecodeConfig<kFp8, kGroups>;
-  const void* fn = reinterpret_cast<const void*>(&mla_decode_splitkv_kernel<kFp8, kGroups>);
+  using C = DecodeConfig<kFp8, kGroups, kSplitTokens>;
+  const void* fn = reinterpret_cast<const void*>(&mla_decode_splitkv_kernel<kFp8, kGroups, kSplitTokens>);
   MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
-  mla_decode_splitkv_kernel<kFp8, kGroups><<<blocks, C::kThreads, C::kSmemBytes, stream>>>(p);
+  mla_decode_splitkv_kernel<kFp8, kGroups, kSplitTokens><<<blocks, C::kThreads, C::kSmemBytes, stream>>>(p);
   MLASIM_GPU_CHECK(hipGetLastError());
 }
 
@@ -28,9 +28,9 @@ void launch(const DecodeParams& p, int blocks, hipStream_t stream) {
 void launch_mla_decode_splitkv(const DecodeParams& p, bool fp8_kv, int groups, int num_works, hipStream_t stream) {
   if (num_works <= 0) return;
   if (fp8_kv)
-    groups == 1 ? launch<true, 1>(p, num_works, stream) : launch<true, 2>(p, num_works, stream);
+    groups == 1 ? launch<true, 2, true>(p, num_works, stream) : launch<true, 2, false>(p, num_works, stream);
   else
-    groups == 1 ? launch<false, 1>(p, num_works, stream) : launch<false, 2>(p, num_works, stream);
+    groups == 1 ? launch<false, 2, true>(p, num_works, stream) : launch<false, 2, false>(p, num_works, stream);
 }
 
 }  // namespace mlasim::kernels

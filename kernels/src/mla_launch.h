@@ -5,7 +5,8 @@
 
 namespace mlasim::kernels {
 
-// Packed rows per pass of the decode body: 16 for 16-row tiles, else 32 (two warp groups share each KV tile).
+// Warp groups of rows per pass: 1 for 16-row tiles (the launch then splits each KV tile between two groups),
+// else 2 (two warp groups of 16 rows share each KV tile).
 int decode_groups_for(int packed_rows_per_tile);
 
 // Grid = num_clusters workgroups, each walking its work list.
