@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 #include "mlasim/model/gpu.h"
@@ -67,9 +66,15 @@ std::string stage_of_metric(const std::string& metric) {
 
 // "-ms 32" or "max_split_per_batch=16": the split budget a persistent run was made with.
 std::optional<std::string> policy_from_split_setting(const std::string& setting) {
-  static const std::regex ms(R"((?:-ms\s+|max_split_per_batch\s*=\s*)(-?\d+))");
-  std::smatch m;
-  if (std::regex_search(setting, m, ms)) return "aiter-v1:max_split_per_batch=" + m[1].str();
+  for (const std::string key : {"-ms", "max_split_per_batch"}) {
+    const size_t at = setting.find(key);
+    if (at == std::string::npos) continue;
+    size_t i = at + key.size();
+    while (i < setting.size() && (setting[i] == ' ' || (key != "-ms" && setting[i] == '='))) ++i;
+    int v = 0;
+    const auto [p, ec] = std::from_chars(setting.data() + i, setting.data() + setting.size(), v);
+    if (ec == std::errc() && p != setting.data() + i) return "aiter-v1:max_split_per_batch=" + std::to_string(v);
+  }
   return std::nullopt;
 }
 
