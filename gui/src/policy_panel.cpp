@@ -21,19 +21,21 @@ QString text_of(const std::string& s) { return QString::fromStdString(s); }
 // list for a number that also takes words ("vllm") or whose default is derived ("").
 QWidget* make_editor(const sim::KnobInfo& k) {
   using Type = sim::KnobInfo::Type;
-  const bool plain = k.choices.empty() && !k.default_value.empty();
+  bool numeric = false;
+  const double default_number = text_of(k.default_value).toDouble(&numeric);
+  const bool plain = k.choices.empty() && numeric;
   if (k.type == Type::integer && plain) {
     auto* s = new QSpinBox;
     s->setRange(static_cast<int>(k.min), static_cast<int>(k.max));
-    s->setValue(std::stoi(k.default_value));
+    s->setValue(static_cast<int>(default_number));
     return s;
   }
   if (k.type == Type::real && plain) {
     auto* s = new QDoubleSpinBox;
     s->setDecimals(3);
     s->setRange(k.min, k.max);
-    s->setSingleStep(std::pow(10.0, std::floor(std::log10(std::max(std::abs(std::stod(k.default_value)), 1e-3)))) / 10);
-    s->setValue(std::stod(k.default_value));
+    s->setSingleStep(std::pow(10.0, std::floor(std::log10(std::max(std::abs(default_number), 1e-3)))) / 10);
+    s->setValue(default_number);
     return s;
   }
   auto* c = new QComboBox;

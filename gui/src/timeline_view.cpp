@@ -96,6 +96,7 @@ void TimelineView::set_time_window(double t0, double t1) {
 }
 
 void TimelineView::zoom(double factor, double anchor_x) {
+  if (!scene_) return;
   const TimelineLayout layout(*scene_, style_, current_viewport());
   const double anchor_t = layout.t_of(anchor_x);
   const double span = (t1_ - t0_) / factor;
