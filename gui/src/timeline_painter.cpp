@@ -48,8 +48,10 @@ class RectBatcher {
   int add(double x0, double x1, int request, bool partial) {
     const bool narrow = x1 - x0 < 1.0;
     // Wide boxes round both edges (neighbours meet exactly); a narrow one covers every pixel it touches.
-    const int ix0 = static_cast<int>(narrow ? std::floor(x0) : std::lround(x0));
-    int ix1 = narrow ? static_cast<int>(std::floor(x1)) + 1 : static_cast<int>(std::lround(x1));
+    // x is clamped to the plot, so never negative: truncation is floor, and +0.5 then truncation rounds (both
+    // without the libm calls floor and lround cost on baseline x86-64, once per box).
+    const int ix0 = static_cast<int>(narrow ? x0 : x0 + 0.5);
+    int ix1 = narrow ? static_cast<int>(x1) + 1 : static_cast<int>(x1 + 0.5);
     if (narrow && pending_ && ix0 <= pending_x1_) {  // a sub-pixel box touching the run: widen the run
       pending_x1_ = std::max(pending_x1_, ix1);
       return pending_x1_;
@@ -265,6 +267,7 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
   RectBatcher batcher(scene.num_requests, style.selected_request);
   const double x_scale = plot.width() / std::max(1e-12, viewport.t1_us - viewport.t0_us);
   const double x_offset = plot.left() - viewport.t0_us * x_scale;
+  const double us_per_px = 1.0 / x_scale;
   const auto clamp_x = [&](double t) { return std::clamp(t * x_scale + x_offset, plot.left(), plot.right()); };
   for (size_t l = 0; l < scene.lanes.size(); ++l) {
     const TimelineLane& lane = scene.lanes[l];
@@ -284,10 +287,11 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
         const int covered = batcher.add(clamp_x(it->begin_us), clamp_x(it->end_us), it->request, it->partial);
         ++it;
         if (covered < 0 || it == boxes.end()) continue;
-        // Level of detail: jump over the boxes that end inside pixels already covered (a binary search, only
-        // when at least the next box is one of them).
-        const double covered_us = (covered - x_offset) / x_scale;
-        if (it->end_us < covered_us)
+        // Level of detail: jump over the boxes that end inside pixels already covered. Most jumps are short, so
+        // a few steps come first and a binary search only after them.
+        const double covered_us = (covered - x_offset) * us_per_px;
+        for (int step = 0; step < 8 && it != boxes.end() && it->end_us < covered_us; ++step) ++it;
+        if (it != boxes.end() && it->end_us < covered_us)
           it = std::partition_point(it, boxes.end(), [&](const sim::TimelineBox& b) { return b.end_us < covered_us; });
       }
     }
