@@ -1,45 +1,22 @@
 // The mlasim binary end to end: output of `plan`, exit code 2 and one line for bad input.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
-#include <sys/wait.h>
+
+#include "cli_runner.h"
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-Result run(const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "mlasim_plan_cli_err.txt";
-  const std::string cmd = std::string(MLASIM_CLI_PATH) + " " + args + " 2>" + err_file;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  std::ifstream e(err_file);
-  std::string err((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
-  return {WEXITSTATUS(status), out, err};
-}
-
-void expect_bad_input(const std::string& args, const std::string& message_start) {
-  const Result r = run(args);
-  EXPECT_EQ(r.code, 2) << args;
-  EXPECT_TRUE(r.out.empty()) << args;
-  EXPECT_EQ(r.err.rfind("mlasim: error: " + message_start, 0), 0u) << args << " -> " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-}
+using mlasim::cli_test::expect_bad_input;
+using mlasim::cli_test::temp_path;
+using mlasim::cli_test::write_file;
+const auto run = mlasim::cli_test::run_cli;
 
 TEST(PlanCli, TextSummaryOfTheReadmeExample) {
-  const Result r = run("plan --gpu mi355x --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=16");
+  const auto r = run("plan --gpu mi355x --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=16");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("clusters used   64 of 256 (25.0%)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("works           67"), std::string::npos);
@@ -48,7 +25,7 @@ TEST(PlanCli, TextSummaryOfTheReadmeExample) {
 }
 
 TEST(PlanCli, JsonHasTheReferenceLayout) {
-  const Result r = run("plan --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=-1 --format json");
+  const auto r = run("plan --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=-1 --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["outputs"]["num_works"], 259);
@@ -59,7 +36,7 @@ TEST(PlanCli, JsonHasTheReferenceLayout) {
 
 TEST(PlanCli, CasesFileReproducesEveryReferenceCase) {
   const std::string path = MLASIM_TEST_DATA_DIR "/aiter_v1_golden_sample.jsonl";
-  const Result r = run("plan --cases " + path + " --format json");
+  const auto r = run("plan --cases " + path + " --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream gold(path);
   std::istringstream got(r.out);
@@ -94,15 +71,15 @@ TEST(PlanCli, BadInputIsOneLineAndExitCodeTwo) {
 }
 
 TEST(PlanCli, MalformedCaseLinesNameTheLine) {
-  const std::string dir = ::testing::TempDir();
-  std::ofstream(dir + "bad1.jsonl") << "{\"inputs\": {\"arch\": \"gfx950\"}}\n";
-  expect_bad_input("plan --cases " + dir + "bad1.jsonl --format json", "cases: line 1: inputs.num_cu: is missing");
-  std::ofstream(dir + "bad2.jsonl") << "\n{not json\n";
-  expect_bad_input("plan --cases " + dir + "bad2.jsonl --format json", "cases: line 2: not valid JSON");
-  std::ofstream(dir + "bad3.jsonl")
-      << R"({"inputs": {"arch":"gfx950","num_cu":256,"q_dtype":"fp8","num_heads_per_head_k":16,"max_split_per_batch":0,"seqlens_kv":[100]}})"
-      << "\n";
-  expect_bad_input("plan --cases " + dir + "bad3.jsonl --format json",
+  const std::string bad1 = temp_path("bad1.jsonl"), bad2 = temp_path("bad2.jsonl"), bad3 = temp_path("bad3.jsonl");
+  write_file(bad1, "{\"inputs\": {\"arch\": \"gfx950\"}}\n");
+  expect_bad_input("plan --cases " + bad1 + " --format json", "cases: line 1: inputs.num_cu: is missing");
+  write_file(bad2, "\n{not json\n");
+  expect_bad_input("plan --cases " + bad2 + " --format json", "cases: line 2: not valid JSON");
+  write_file(bad3,
+             R"({"inputs": {"arch":"gfx950","num_cu":256,"q_dtype":"fp8","num_heads_per_head_k":16,"max_split_per_batch":0,"seqlens_kv":[100]}})"
+             "\n");
+  expect_bad_input("plan --cases " + bad3 + " --format json",
                    "cases: line 1: max_split_per_batch: must be -1 (auto) or >= 1, got 0");
   expect_bad_input("plan --cases /nonexistent.jsonl", "cases: cannot read '/nonexistent.jsonl'");
 }
