@@ -96,6 +96,22 @@ const std::vector<std::string>& measurement_csv_columns() {
   return columns;
 }
 
+void for_each_csv_record(std::istream& in, const std::string& origin, size_t header_size,
+                         const std::function<void(const std::vector<std::string>&, const std::string&, int)>& on_record) {
+  std::string line;
+  int line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = origin + " line " + std::to_string(line_no);
+    const std::vector<std::string> cells = split_csv_record(line, where);
+    if (cells.size() != header_size)
+      throw InputError("csv", where + ": has " + std::to_string(cells.size()) + " cells, the header has " +
+                                  std::to_string(header_size));
+    on_record(cells, where, line_no);
+  }
+}
+
 std::vector<std::string> split_csv_record(std::string_view record, const std::string& where) {
   std::vector<std::string> cells(1);
   bool quoted = false;
@@ -143,19 +159,11 @@ std::vector<MeasurementRow> parse_measurement_csv(std::string_view text, const s
       throw InputError("csv", origin + " line 1: missing column '" + name + "' (needs " +
                                   fmt::format("{}", fmt::join(measurement_csv_columns(), ", ")) + ")");
   std::vector<MeasurementRow> rows;
-  int line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = origin + " line " + std::to_string(line_no);
-    const std::vector<std::string> cells = split_csv_record(line, where);
-    if (cells.size() != header.size())
-      throw InputError("csv", where + ": has " + std::to_string(cells.size()) + " cells, the header has " +
-                                  std::to_string(header.size()));
+  for_each_csv_record(in, origin, header.size(), [&](const auto& cells, const std::string& where, int line_no) {
     MeasurementRow row = parse_row(Record{cells, column, where});
     row.line = line_no;
     rows.push_back(std::move(row));
-  }
+  });
   return rows;
 }
 

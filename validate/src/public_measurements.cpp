@@ -125,15 +125,7 @@ PublicImport import_public_measurements(std::string_view text, const std::string
     if (!column.count(name)) throw InputError("csv", origin + " line 1: missing column '" + name + "'");
 
   PublicImport result;
-  int line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = origin + " line " + std::to_string(line_no);
-    const std::vector<std::string> cells = split_csv_record(line, where);
-    if (cells.size() != header.size())
-      throw InputError("csv", where + ": has " + std::to_string(cells.size()) + " cells, the header has " +
-                                  std::to_string(header.size()));
+  for_each_csv_record(in, origin, header.size(), [&](const auto& cells, const std::string& where, int line_no) {
     auto cell = [&](const std::string& name) { return trim(cells[column.at(name)]); };
     auto skip = [&](const std::string& reason) { result.skipped.push_back(where + ": " + reason); };
     std::map<std::string, std::string> assumed;
@@ -146,18 +138,18 @@ PublicImport import_public_measurements(std::string_view text, const std::string
     const std::string stage = stage_of_metric(cell("metric"));
     if (stage.empty()) {
       skip("metric '" + cell("metric") + "' is not a kernel time or time ratio");
-      continue;
+      return;
     }
     const std::optional<double> value = leading_number(cell("value"));
     const bool ratio = stage == "time_ratio";
     if (!value || !cell("unit").starts_with(ratio ? "x" : "us")) {
       skip("value '" + cell("value") + "' with unit '" + cell("unit") + "' is not " +
            (ratio ? "a ratio in x" : "a time in us"));
-      continue;
+      return;
     }
     if (ratio && !assumed.count("vs_policy")) {
       skip("a time ratio needs the denominator's policy as an assumption (vs_policy=...)");
-      continue;
+      return;
     }
     MeasurementRow m;
     m.gpu = profile_name_for_label(cell("gpu"));
@@ -173,7 +165,7 @@ PublicImport import_public_measurements(std::string_view text, const std::string
       skip("batch, context, q_heads, qseqlen, page_size must be whole numbers and kv_heads 1 (got '" + cell("batch") +
            "', '" + cell("context") + "', '" + cell("q_heads") + "', '" + cell("qseqlen") + "', '" +
            cell("page_size") + "', '" + cell("kv_heads") + "'); an assumptions cell can supply context and page_size");
-      continue;
+      return;
     }
     m.batch = *batch;
     m.context = *context;
@@ -185,7 +177,7 @@ PublicImport import_public_measurements(std::string_view text, const std::string
       m.kv_dtype = parse_dtype(first_word(value_of("kv_dtype", cell("kv_dtype"))), "kv_dtype");
     } catch (const InputError& e) {
       skip(std::string(e.what()) + " (an assumptions cell can supply q_dtype and kv_dtype)");
-      continue;
+      return;
     }
     if (assumed.count("clusters")) {
       const std::optional<int> clusters = whole_number(assumed["clusters"]);
@@ -198,7 +190,7 @@ PublicImport import_public_measurements(std::string_view text, const std::string
       m.policy = *derived;
     } else {
       skip("split_setting '" + cell("split_setting") + "' names no policy; an assumptions cell can supply one");
-      continue;
+      return;
     }
     if (ratio) {
       m.time_ratio = *value;
@@ -207,7 +199,7 @@ PublicImport import_public_measurements(std::string_view text, const std::string
       (stage == "kernel_us" ? m.kernel_us : m.reduce_us) = *value;
     }
     result.rows.push_back(std::move(m));
-  }
+  });
   return result;
 }
 

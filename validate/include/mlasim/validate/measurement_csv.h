@@ -6,6 +6,8 @@
 // ("kernel time of policy / kernel time of vs_policy on the same workload") instead of a time. Any other column is
 // ignored.
 #include <optional>
+#include <functional>
+#include <istream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +60,11 @@ std::string format_measurement_csv(const std::vector<MeasurementRow>& rows);
 // Splits one CSV record into cells (RFC 4180 quoting: "a,b" and "" inside quotes). Throws InputError("csv", ...)
 // naming `where` for an unterminated quote.
 std::vector<std::string> split_csv_record(std::string_view record, const std::string& where);
+
+// Reads the data records after the header line of `in`: skips blank lines, splits each record, checks it has
+// `header_size` cells, and calls `on_record(cells, where, line_no)` ("where" = "<origin> line N").
+void for_each_csv_record(std::istream& in, const std::string& origin, size_t header_size,
+                         const std::function<void(const std::vector<std::string>&, const std::string&, int)>& on_record);
 // Quotes a cell when it holds a comma, a quote or a line break.
 std::string csv_cell(std::string_view text);
 
