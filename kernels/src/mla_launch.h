@@ -14,6 +14,11 @@ void launch_mla_decode_persistent(const DecodeParams& p, bool fp8_kv, int groups
                                   hipStream_t stream);
 // Grid = num_works workgroups, one work each, in launch order.
 void launch_mla_decode_splitkv(const DecodeParams& p, bool fp8_kv, int groups, int num_works, hipStream_t stream);
+// Hopper warpgroup-MMA decode (bf16 KV): built only for sm_90a. `pair` workgroups (1 or 2) share each tile's
+// rows; the grid is count x pair (count = clusters when persistent, else works).
+bool wgmma_decode_built();
+int wgmma_pair_for(int packed_rows_per_tile);
+void launch_mla_decode_wgmma(const DecodeParams& p, bool persistent, int pair, int count, hipStream_t stream);
 // Grid per AITER's reduce launch rules (see reduce_launch.h for the shape).
 void launch_mla_reduce(const ReduceParams& p, int blocks, hipStream_t stream);
 

@@ -2,6 +2,9 @@
 // Work item = (tile, row group, head); 128 threads, 4 of the 512 value dims each. Blocks stride over the items
 // (a grid of one block per item is the non-persistent launch); a block stops at the first tile that starts at
 // the total partial count, because no split tile follows it.
+// The partials of a row are taken 128 at a time: the block first stages their row offsets and LSEs in shared
+// memory (one load per thread, all in flight together), then every thread streams its 4 dims of each partial
+// with eight loads in flight, so a row costs a few memory latencies instead of one per partial.
 #include "device_primitives.cuh"
 #include "mlasim/kernels/gpu_check.h"
 #include "mla_launch.h"
@@ -9,10 +12,15 @@
 namespace mlasim::kernels {
 namespace {
 
-__global__ void __launch_bounds__(128) mla_reduce_kernel(ReduceParams p) {
+constexpr int kReduceThreads = 128;
+
+__global__ void __launch_bounds__(kReduceThreads) mla_reduce_kernel(ReduceParams p) {
+  __shared__ int64_t chunk_row[kReduceThreads];
+  __shared__ float chunk_lse[kReduceThreads];
+  const float kNegInf = -__int_as_float(0x7f800000);
   const int per_tile = p.heads * p.row_groups;
   const int total = p.num_tiles * per_tile;
-  const int d = 4 * static_cast<int>(threadIdx.x);
+  const int tid = static_cast<int>(threadIdx.x), d = 4 * tid;
   for (int item = blockIdx.x; item < total; item += gridDim.x) {
     const int tile = item / per_tile, rem = item % per_tile;
     const int group = rem / p.heads, head = rem % p.heads;
@@ -21,19 +29,43 @@ __global__ void __launch_bounds__(128) mla_reduce_kernel(ReduceParams p) {
     if (end - begin <= 1) continue;  // not split: stage 1 wrote the final rows
     const int q_start = p.reduce_final_map[2 * tile], q_end = p.reduce_final_map[2 * tile + 1];
     for (int row = q_start + group; row < q_end; row += p.row_groups) {
-      float mx = -__int_as_float(0x7f800000);
-      for (int i = begin; i < end; ++i)
-        mx = fmaxf(mx, p.partial_lse[static_cast<int64_t>(p.reduce_partial_map[i] + row - q_start) * p.heads + head]);
-      float sum = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
-      for (int i = begin; i < end; ++i) {
-        const int64_t prow = static_cast<int64_t>(p.reduce_partial_map[i] + row - q_start) * p.heads + head;
-        const float wgt = mx == -__int_as_float(0x7f800000) ? 0.f : expf(p.partial_lse[prow] - mx);
-        const float4 v = *reinterpret_cast<const float4*>(p.partial_out + prow * 512 + d);
-        sum += wgt;
-        acc[0] += wgt * v.x;
-        acc[1] += wgt * v.y;
-        acc[2] += wgt * v.z;
-        acc[3] += wgt * v.w;
+      // Online merge over chunks of partials: running max, weight sum and weighted values.
+      float mx = kNegInf, sum = 0.f, acc[4] = {0.f, 0.f, 0.f, 0.f};
+      for (int c0 = begin; c0 < end; c0 += kReduceThreads) {
+        const int n = min(kReduceThreads, end - c0);
+        __syncthreads();  // the previous chunk's staging is consumed
+        if (tid < n) {
+          const int64_t prow = static_cast<int64_t>(p.reduce_partial_map[c0 + tid] + row - q_start) * p.heads + head;
+          chunk_row[tid] = prow;
+          chunk_lse[tid] = p.partial_lse[prow];
+        }
+        __syncthreads();
+        float cmx = kNegInf;
+        for (int i = 0; i < n; ++i) cmx = fmaxf(cmx, chunk_lse[i]);
+        const float m_new = fmaxf(mx, cmx);
+        if (m_new == kNegInf) continue;  // nothing visible in any partial so far
+        const float rescale = expf(mx - m_new);
+        sum *= rescale;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc[k] *= rescale;
+        mx = m_new;
+        constexpr int kInFlight = 8;
+        for (int i0 = 0; i0 < n; i0 += kInFlight) {
+          float4 v[kInFlight];
+#pragma unroll
+          for (int u = 0; u < kInFlight; ++u)
+            v[u] = i0 + u < n ? *reinterpret_cast<const float4*>(p.partial_out + chunk_row[i0 + u] * 512 + d)
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+          for (int u = 0; u < kInFlight; ++u) {
+            const float wgt = i0 + u < n ? expf(chunk_lse[i0 + u] - mx) : 0.f;
+            sum += wgt;
+            acc[0] += wgt * v[u].x;
+            acc[1] += wgt * v[u].y;
+            acc[2] += wgt * v[u].z;
+            acc[3] += wgt * v[u].w;
+          }
+        }
       }
       const float inv = sum > 0.f ? 1.f / sum : 0.f;
       uint2 out;
@@ -48,7 +80,7 @@ __global__ void __launch_bounds__(128) mla_reduce_kernel(ReduceParams p) {
 
 void launch_mla_reduce(const ReduceParams& p, int blocks, hipStream_t stream) {
   if (blocks <= 0 || p.num_tiles <= 0) return;
-  mla_reduce_kernel<<<blocks, 128, 0, stream>>>(p);
+  mla_reduce_kernel<<<blocks, kReduceThreads, 0, stream>>>(p);
   MLASIM_GPU_CHECK(hipGetLastError());
 }
 

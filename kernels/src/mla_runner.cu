@@ -53,6 +53,22 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+DecodeKernel parse_decode_kernel(const std::string& name) {
+  if (name == "auto") return DecodeKernel::automatic;
+  if (name == "portable") return DecodeKernel::portable;
+  if (name == "wgmma") return DecodeKernel::wgmma;
+  throw InputError("decode", "unknown decode kernel '" + name + "' (allowed: auto, portable, wgmma)");
+}
+
+const char* decode_kernel_name(DecodeKernel k) {
+  switch (k) {
+    case DecodeKernel::automatic: return "auto";
+    case DecodeKernel::portable: return "portable";
+    case DecodeKernel::wgmma: return "wgmma";
+  }
+  return "?";
+}
+
 bool gpu_available() {
   int n = 0;
   return hipGetDeviceCount(&n) == hipSuccess && n > 0;
@@ -62,6 +78,13 @@ int gpu_driver_version() {
   int v = 0;
   MLASIM_GPU_CHECK(hipDriverGetVersion(&v));
   return v;
+}
+
+bool wgmma_decode_available() {
+  if (!wgmma_decode_built() || !gpu_available()) return false;
+  hipDeviceProp_t prop;
+  MLASIM_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
+  return prop.major == 9;
 }
 
 std::string gpu_description() {
@@ -83,8 +106,10 @@ struct MlaRunner::Impl {
   ReduceLaunch reduce_shape;
   int groups = 1;
   int num_cu = 0;
+  DecodeKernel kernel = DecodeKernel::portable;
+  int pair = 1;
 
-  Impl(const sim::Plan& pl, const MlaProblem& pr) : plan(pl), problem(pr) {
+  Impl(const sim::Plan& pl, const MlaProblem& pr, DecodeKernel requested) : plan(pl), problem(pr) {
     hipDeviceProp_t prop;
     MLASIM_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
     num_cu = prop.multiProcessorCount;
@@ -119,6 +144,8 @@ struct MlaRunner::Impl {
     int tile_rows = 1;
     for (const auto& w : plan.works) tile_rows = std::max(tile_rows, w.qo_rows());
     groups = decode_groups_for(tile_rows * problem.heads);
+    kernel = choose_kernel(requested, tile_rows * problem.heads);
+    pair = kernel == DecodeKernel::wgmma ? wgmma_pair_for(tile_rows * problem.heads) : 1;
 
     dp.q = q.as<uint16_t>();
     dp.kv = kv.as<unsigned char>();
@@ -152,7 +179,23 @@ struct MlaRunner::Impl {
     flush = DeviceBuffer(static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20)) * 2);
   }
 
+  // The wgmma kernel needs bf16 KV, an sm_90a build and a 9.x device. Automatic picks it where the portable
+  // kernel would re-read KV (tiles wider than 32 packed rows); docs/kernels.md has the measurements behind this.
+  DecodeKernel choose_kernel(DecodeKernel requested, int packed_rows) const {
+    const bool wgmma_ok = wgmma_decode_available() && problem.batch.kv_dtype == DType::bf16;
+    if (requested == DecodeKernel::wgmma && !wgmma_ok)
+      throw InputError("decode", "the wgmma kernel needs bf16 KV, an sm_90a build and a compute capability 9.x GPU");
+    if (requested == DecodeKernel::automatic) return wgmma_ok && packed_rows > 32 ? DecodeKernel::wgmma
+                                                                                   : DecodeKernel::portable;
+    return requested;
+  }
+
   void stage1() {
+    const bool persistent = plan.kernel == sim::KernelKind::persistent;
+    if (kernel == DecodeKernel::wgmma) {
+      launch_mla_decode_wgmma(dp, persistent, pair, persistent ? plan.num_clusters() : plan.num_works(), nullptr);
+      return;
+    }
     const bool fp8 = problem.batch.kv_dtype == DType::fp8;
     if (plan.kernel == sim::KernelKind::persistent)
       launch_mla_decode_persistent(dp, fp8, groups, plan.num_clusters(), nullptr);
@@ -164,9 +207,12 @@ struct MlaRunner::Impl {
   }
 };
 
-MlaRunner::MlaRunner(const sim::Plan& plan, const MlaProblem& problem)
-    : impl_(std::make_unique<Impl>(plan, problem)) {}
+MlaRunner::MlaRunner(const sim::Plan& plan, const MlaProblem& problem, DecodeKernel kernel)
+    : impl_(std::make_unique<Impl>(plan, problem, kernel)) {}
 MlaRunner::~MlaRunner() = default;
+
+DecodeKernel MlaRunner::decode_kernel() const { return impl_->kernel; }
+int MlaRunner::workgroups_per_cluster() const { return impl_->pair; }
 
 void MlaRunner::run() {
   impl_->stage1();

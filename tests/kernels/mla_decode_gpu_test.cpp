@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "mlasim/kernels/mla_reference.h"
 #include "mlasim/kernels/mla_runner.h"
@@ -50,7 +51,8 @@ struct CaseResult {
   double tolerance = 0;
 };
 
-CaseResult run_random_case(std::mt19937& rng, const std::vector<std::string>& specs, const Gpu& gpu) {
+// One random case, run with the portable kernel and, for bf16 KV where the GPU has it, the wgmma kernel too.
+std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std::string>& specs, const Gpu& gpu) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   DecodeBatch batch;
   const int heads = pick(3) == 0 ? 128 : 16;
@@ -71,18 +73,26 @@ CaseResult run_random_case(std::mt19937& rng, const std::vector<std::string>& sp
   const int clusters = std::array{0, 0, 7, 40}[pick(4)];
   const sim::Plan plan = sim::make_policy(spec)->plan({batch, gpu, clusters});
   const MlaProblem problem = MlaProblem::make(batch, plan, rng());
-  MlaRunner runner(plan, problem);
-  runner.poison_output();
-  runner.run();
-  CaseResult r;
-  r.error = compare_to_reference(runner.output(), mla_reference(problem));
-  r.tolerance = batch.kv_dtype == DType::fp8 ? 6e-2 : 2e-2;
-  r.label = spec + " heads=" + std::to_string(heads) + " qlen=" + std::to_string(qlen) +
-            " requests=" + std::to_string(requests) + " page=" + std::to_string(batch.page_size) +
-            " kv=" + std::string(dtype_name(batch.kv_dtype)) + " causal=" + std::to_string(batch.causal) +
-            " clusters=" + std::to_string(plan.num_clusters()) + " works=" + std::to_string(plan.num_works()) +
-            " partials=" + std::to_string(plan.num_partials());
-  return r;
+  std::vector<DecodeKernel> kernels{DecodeKernel::portable};
+  if (batch.kv_dtype == DType::bf16 && wgmma_decode_available()) kernels.push_back(DecodeKernel::wgmma);
+  const auto reference = mla_reference(problem);
+  std::vector<CaseResult> results;
+  for (const DecodeKernel kernel : kernels) {
+    MlaRunner runner(plan, problem, kernel);
+    runner.poison_output();
+    runner.run();
+    CaseResult r;
+    r.error = compare_to_reference(runner.output(), reference);
+    r.tolerance = batch.kv_dtype == DType::fp8 ? 6e-2 : 2e-2;
+    r.label = spec + " heads=" + std::to_string(heads) + " qlen=" + std::to_string(qlen) +
+              " requests=" + std::to_string(requests) + " page=" + std::to_string(batch.page_size) +
+              " kv=" + std::string(dtype_name(batch.kv_dtype)) + " causal=" + std::to_string(batch.causal) +
+              " clusters=" + std::to_string(plan.num_clusters()) + " works=" + std::to_string(plan.num_works()) +
+              " partials=" + std::to_string(plan.num_partials()) + " kernel=" + decode_kernel_name(kernel) + " x" +
+              std::to_string(runner.workgroups_per_cluster());
+    results.push_back(r);
+  }
+  return results;
 }
 
 TEST_F(MlaDecodeGpu, RandomPlansMatchCpuReference) {
@@ -91,22 +101,28 @@ TEST_F(MlaDecodeGpu, RandomPlansMatchCpuReference) {
   std::mt19937 rng(20251122);
   const int cases = case_count(240);
   double worst = 0;
+  int runs = 0, wgmma_runs = 0;
   for (int i = 0; i < cases; ++i) {
-    CaseResult r;
+    std::vector<CaseResult> results;
     for (;;) {
       try {
-        r = run_random_case(rng, specs, gpu);
+        results = run_random_case(rng, specs, gpu);
         break;
       } catch (const InputError&) {
         // A policy that does not take this shape; draw another case.
       }
     }
-    worst = std::max(worst, r.error.relative());
-    EXPECT_TRUE(!r.error.has_nan && r.error.relative() <= r.tolerance)
-        << "case " << i << ": " << r.label << " rel err " << r.error.relative() << " (max abs "
-        << r.error.max_abs_err << ", scale " << r.error.output_scale << ")";
+    for (const CaseResult& r : results) {
+      ++runs;
+      wgmma_runs += r.label.find("kernel=wgmma") != std::string::npos;
+      worst = std::max(worst, r.error.relative());
+      EXPECT_TRUE(!r.error.has_nan && r.error.relative() <= r.tolerance)
+          << "case " << i << ": " << r.label << " rel err " << r.error.relative() << " (max abs "
+          << r.error.max_abs_err << ", scale " << r.error.output_scale << ")";
+    }
   }
-  std::printf("%d random cases, worst relative error %.3g\n", cases, worst);
+  std::printf("%d random cases, %d kernel runs (%d on the wgmma kernel%s), worst relative error %.3g\n", cases, runs,
+              wgmma_runs, wgmma_decode_available() ? "" : ": not available on this GPU/build", worst);
 }
 
 }  // namespace

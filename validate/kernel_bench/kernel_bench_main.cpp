@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "mlasim/kernels/mla_runner.h"
 #include "mlasim/kernels/stream_read.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/validate/measurement_csv.h"
 
@@ -23,6 +25,7 @@ struct SpeedConfig {
   int batch, context, heads, qlen;
   DType kv;
   int page;
+  int clusters = 0;  // 0: the whole GPU; 128-head tiles on Hopper take an SM pair per cluster (66 on an H100)
 };
 
 std::vector<SpeedConfig> speed_configs() {
@@ -32,6 +35,7 @@ std::vector<SpeedConfig> speed_configs() {
       {"aiter-v1", 128, 4096, 16, 1, DType::bf16, 64},
       {v1, 4, 100000, 16, 1, DType::bf16, 64},
       {v1, 4, 100000, 16, 1, DType::bf16, 1},
+      {v1, 4, 100000, 16, 1, DType::bf16, 16},
       {v1, 128, 4096, 16, 1, DType::fp8, 64},
       {v1, 64, 16384, 16, 1, DType::fp8, 64},
       {v1, 4, 100000, 16, 1, DType::fp8, 64},
@@ -39,6 +43,9 @@ std::vector<SpeedConfig> speed_configs() {
       {v1, 128, 4096, 16, 4, DType::bf16, 64},
       {v1, 128, 4096, 128, 1, DType::bf16, 64},
       {v1, 32, 8192, 128, 1, DType::bf16, 64},
+      {v1, 128, 4096, 128, 1, DType::bf16, 64, 66},
+      {v1, 32, 8192, 128, 1, DType::bf16, 64, 66},
+      {v1, 64, 4096, 128, 2, DType::bf16, 64, 66},
       {v1, 1, 8192, 16, 1, DType::bf16, 64},
       {v1, 16, 2048, 16, 1, DType::bf16, 16},
   };
@@ -51,6 +58,7 @@ int main(int argc, char** argv) {
   std::string gpu_name = "h100", out_path, stream_out_path, commit, date, command, only;
   int reps = 20;
   bool check = true;
+  std::vector<std::string> decode_names{"auto"};
   app.add_option("--gpu", gpu_name, "GPU profile the plans are made for");
   app.add_option("--out", out_path, "kernel measurement CSV")->required();
   app.add_option("--stream-out", stream_out_path, "streaming-read sweep CSV (omit to skip the sweep)");
@@ -59,6 +67,8 @@ int main(int argc, char** argv) {
   app.add_option("--command", command, "command line recorded in the source column");
   app.add_option("--reps", reps, "timed repetitions per configuration");
   app.add_option("--only", only, "run only configurations whose label contains this text");
+  app.add_option("--decode", decode_names, "stage-1 kernels to time: auto, portable, wgmma (comma list)")
+      ->delimiter(',');
   app.add_flag("!--no-check", check, "skip the CPU reference check of small configurations");
   CLI11_PARSE(app, argc, argv);
 
@@ -69,7 +79,10 @@ int main(int argc, char** argv) {
     std::vector<validate::MeasurementRow> rows;
     std::printf("%-34s %5s %6s %4s %2s %4s %3s %9s %9s %9s %7s %9s\n", "policy", "batch", "ctx", "H", "q", "kv",
                 "pg", "stage1us", "reduceus", "totalus", "TB/s", "relerr");
-    for (const SpeedConfig& c : speed_configs()) {
+    std::vector<kernels::DecodeKernel> decodes;
+    for (const std::string& n : decode_names) decodes.push_back(kernels::parse_decode_kernel(n));
+    for (const SpeedConfig& c : speed_configs())
+    for (const kernels::DecodeKernel decode : decodes) {
       DecodeBatch batch = DecodeBatch::uniform(c.batch, c.context, c.qlen);
       batch.q_heads = c.heads;
       batch.q_dtype = DType::bf16;
@@ -78,11 +91,20 @@ int main(int argc, char** argv) {
       batch.kv_granularity = std::max(c.page, 16);
       const std::string label = c.policy + " b" + std::to_string(c.batch) + "x" + std::to_string(c.context) + " h" +
                                 std::to_string(c.heads) + " q" + std::to_string(c.qlen) + " " +
-                                std::string(dtype_name(c.kv)) + " p" + std::to_string(c.page);
+                                std::string(dtype_name(c.kv)) + " p" + std::to_string(c.page) + " c" +
+                                std::to_string(c.clusters) + " " + kernels::decode_kernel_name(decode);
       if (!only.empty() && label.find(only) == std::string::npos) continue;
-      const sim::Plan plan = sim::make_policy(c.policy)->plan({batch, gpu, 0});
+      const sim::Plan plan = sim::make_policy(c.policy)->plan({batch, gpu, c.clusters});
       const kernels::MlaProblem problem = kernels::MlaProblem::make(batch, plan, 7);
-      kernels::MlaRunner runner(plan, problem);
+      std::unique_ptr<kernels::MlaRunner> runner_owner;
+      try {
+        runner_owner = std::make_unique<kernels::MlaRunner>(plan, problem, decode);
+      } catch (const InputError& e) {
+        std::printf("%-60s skipped: %s\n", label.c_str(), e.what());
+        continue;
+      }
+      kernels::MlaRunner& runner = *runner_owner;
+      const bool wgmma = runner.decode_kernel() == kernels::DecodeKernel::wgmma;
       runner.poison_output();
       runner.run();
       std::optional<double> err;
@@ -94,8 +116,8 @@ int main(int argc, char** argv) {
       const kernels::StageTimes t = runner.time({3, reps, true});
       validate::MeasurementRow r;
       r.gpu = gpu_name;
-      r.kernel = plan.kernel == sim::KernelKind::persistent ? "mla_decode_persistent+mla_reduce"
-                                                             : "mla_decode_splitkv+mla_reduce";
+      r.kernel = std::string(wgmma ? "mla_decode_wgmma_" : "mla_decode_") +
+                 (plan.kernel == sim::KernelKind::persistent ? "persistent" : "splitkv") + "+mla_reduce";
       r.policy = c.policy;
       r.batch = c.batch;
       r.context = c.context;
@@ -116,9 +138,11 @@ int main(int argc, char** argv) {
       r.date = date;
       r.source = "measured: " + command;
       rows.push_back(r);
-      std::printf("%-34s %5d %6d %4d %2d %4s %3d %9.1f %9.1f %9.1f %7.3f %9.2g  %.1f TFLOP/s\n", c.policy.c_str(),
-                  c.batch, c.context, c.heads, c.qlen, std::string(dtype_name(c.kv)).c_str(), c.page, t.stage1_us,
-                  t.reduce_us, t.total_us, *r.kv_tbps, err ? *err : -1.0, flops / t.total_us * 1e-6);
+      std::printf("%-34s %5d %6d %4d %2d %4s %3d %9.1f %9.1f %9.1f %7.3f %9.2g  %.1f TFLOP/s  %s x%d c%d\n",
+                  c.policy.c_str(), c.batch, c.context, c.heads, c.qlen, std::string(dtype_name(c.kv)).c_str(), c.page,
+                  t.stage1_us, t.reduce_us, t.total_us, *r.kv_tbps, err ? *err : -1.0, flops / t.total_us * 1e-6,
+                  kernels::decode_kernel_name(runner.decode_kernel()), runner.workgroups_per_cluster(),
+                  plan.num_clusters());
       std::fflush(stdout);
     }
     std::ofstream(out_path) << validate::format_measurement_csv(rows);

@@ -3,6 +3,7 @@
 // reduce, reads the output back, and times the stages with events.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "mlasim/kernels/mla_problem.h"
@@ -27,10 +28,22 @@ bool gpu_available();
 // "NVIDIA H100 80GB HBM3, driver 13000" style description of device 0.
 std::string gpu_description();
 int gpu_driver_version();
+// True when the wgmma decode kernel is built (sm_90a) and device 0 is a compute capability 9.x GPU.
+bool wgmma_decode_available();
+
+// Which stage-1 kernel runs: the portable mma.sync/shuffle kernels, the Hopper wgmma kernel (bf16 KV, sm_90a
+// builds on a compute capability 9.x device), or the faster of the two for the plan (see docs/kernels.md).
+enum class DecodeKernel { automatic, portable, wgmma };
+// "auto", "portable" or "wgmma"; throws InputError("decode", ...) for anything else.
+DecodeKernel parse_decode_kernel(const std::string& name);
+const char* decode_kernel_name(DecodeKernel k);
 
 class MlaRunner {
  public:
-  MlaRunner(const sim::Plan& plan, const MlaProblem& problem);
+  MlaRunner(const sim::Plan& plan, const MlaProblem& problem, DecodeKernel kernel = DecodeKernel::automatic);
+  // The kernel the runner chose ("portable" or "wgmma"), and the workgroups per cluster.
+  DecodeKernel decode_kernel() const;
+  int workgroups_per_cluster() const;
   ~MlaRunner();
   MlaRunner(const MlaRunner&) = delete;
   MlaRunner& operator=(const MlaRunner&) = delete;
