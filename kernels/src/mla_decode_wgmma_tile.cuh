@@ -1,8 +1,8 @@
 #pragma once
 // One work on one workgroup with Hopper warpgroup MMAs (bf16 KV, sm_90a). A pass covers 64 packed rows: Q sits in
 // shared memory, KV tiles of 64 tokens stream through two cp.async stages, and two warpgroups share the tile:
-//   S = Q K^T: warpgroup w computes the 64 rows x tokens [32w, 32w+32) (36 wgmma m64n32k16 over 576 dims);
-//   the row maxima meet in shared memory, each warpgroup writes its half of P (bf16) to shared memory;
+//   S = Q K^T on warpgroup 0 (36 wgmma m64n64k16 over 576 dims), which keeps the online softmax, writes P (bf16)
+//   to shared memory and hands each row's rescale factor to warpgroup 1;
 //   O += P V: warpgroup w owns value dims [256w, 256w+256) for all 64 rows (4 wgmma m64n256k16, V read N-major
 //   straight from the KV tile), 128 fp32 accumulators per thread.
 // A 128-row tile (128 heads) does not fit one SM's registers (O alone is 256 KB), so such plans run two
@@ -34,7 +34,7 @@ struct WgmmaDecodeConfig {
   static constexpr int kStageOffset = kQBytes;                    // two stages, 1 KB aligned
   static constexpr int kPOffset = kStageOffset + 2 * kStageBytes;  // P: 64 rows x 64 tokens bf16, 8 columns of 1 KB
   static constexpr int kExchangeOffset = kPOffset + 8 * 1024;
-  static constexpr int kSmemBytes = kExchangeOffset + 2 * 64 * 4;  // row maxima (later sums) of both warpgroups
+  static constexpr int kSmemBytes = kExchangeOffset + 2 * 64 * 4;  // rows' rescale factors and sums
 };
 
 __device__ __forceinline__ int core_offset(int row, int chunk, int column_bytes) {
@@ -97,8 +97,8 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
   unsigned char* qs = smem + C::kQOffset;
   unsigned char* stages = smem + C::kStageOffset;
   unsigned char* ps = smem + C::kPOffset;
-  float* xmax = reinterpret_cast<float*>(smem + C::kExchangeOffset);
-  float* xsum = xmax;  // the maxima are dead once the last tile is done
+  float* xalpha = reinterpret_cast<float*>(smem + C::kExchangeOffset);  // rows' rescale factors of a tile
+  float* xsum = xalpha + 64;                                            // rows' softmax sums at the end
   const float kNegInf = -__int_as_float(0x7f800000);
 
   const int b = w.batch_idx, H = p.heads;
@@ -151,65 +151,70 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
       __syncthreads();
       const unsigned char* kt = stages + (it & 1) * C::kStageBytes;
 
-      // S = Q K^T for tokens [32 wgi, 32 wgi + 32) of the tile.
-      float s[16];
-      wg::fence();
+      // S = Q K^T for the tile's 64 tokens on warpgroup 0 (Q is read once per tile; splitting the tokens between
+      // the warpgroups would read it twice), then its online softmax: P to shared memory, the rows' rescale
+      // factors to the other warpgroup.
+      float alpha[2];
+      if (wgi == 0) {
+        float s[32];
+        wg::fence();
 #pragma unroll
-      for (int ks = 0; ks < kQkDim / 16; ++ks)
-        wg::mma_m64n32k16(s, wg::smem_desc(qs + ks * 2 * C::kQColumn, C::kQColumn, 128),
-                          wg::smem_desc(kt + (ks >> 2) * C::kKvAtom + wgi * 32 * 128 + (ks & 3) * 32, 16, 1024, true),
-                          ks > 0);
-      wg::commit();
-      wg::wait<0>();
-      wg::pin(s);
+        for (int ks = 0; ks < kQkDim / 16; ++ks)
+          wg::mma_m64n64k16(s, wg::smem_desc(qs + ks * 2 * C::kQColumn, C::kQColumn, 128),
+                            wg::smem_desc(kt + (ks >> 2) * C::kKvAtom + (ks & 3) * 32, 16, 1024, true), ks > 0);
+        wg::commit();
+        wg::wait<0>();
+        wg::pin(s);
 
-      // Scale, mask, and this warpgroup's row maxima; accumulator i holds row r0 + 8 (i/2 % 2), token
-      // 8 (i/4) + 2t + i%2 of the warpgroup's 32.
-      const int tok0 = tok_begin + it * C::kTile + 32 * wgi;
-      float mx[2] = {kNegInf, kNegInf};
+        // Scale, mask, row maxima; accumulator i holds row r0 + 8 (i/2 % 2), token 8 (i/4) + 2t + i%2.
+        const int tok0 = tok_begin + it * C::kTile;
+        float mx[2] = {kNegInf, kNegInf};
 #pragma unroll
-      for (int i = 0; i < 16; ++i) {
-        const int h = (i >> 1) & 1;
-        const int tok = tok0 + 8 * (i >> 2) + 2 * t + (i & 1);
-        s[i] = tok < tok_end && tok <= limit[h] ? s[i] * p.score_scale_log2 : kNegInf;
-        mx[h] = fmaxf(mx[h], s[i]);
-      }
+        for (int i = 0; i < 32; ++i) {
+          const int h = (i >> 1) & 1;
+          const int tok = tok0 + 8 * (i >> 2) + 2 * t + (i & 1);
+          s[i] = tok < tok_end && tok <= limit[h] ? s[i] * p.score_scale_log2 : kNegInf;
+          mx[h] = fmaxf(mx[h], s[i]);
+        }
+        float base[2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        mx[h] = fmaxf(mx[h], dev::shfl_xor(mx[h], 1));
-        mx[h] = fmaxf(mx[h], dev::shfl_xor(mx[h], 2));
-      }
-      if (t == 0) {
-        xmax[64 * wgi + r0] = mx[0];
-        xmax[64 * wgi + r0 + 8] = mx[1];
-      }
-      __syncthreads();
-      float alpha[2], base[2];
+        for (int h = 0; h < 2; ++h) {
+          mx[h] = fmaxf(mx[h], dev::shfl_xor(mx[h], 1));
+          mx[h] = fmaxf(mx[h], dev::shfl_xor(mx[h], 2));
+          const float m_new = fmaxf(m_run[h], mx[h]);
+          base[h] = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet keeps zero weight
+          alpha[h] = exp2f(m_run[h] - base[h]);
+          m_run[h] = m_new;
+        }
+        float rs[2] = {0.f, 0.f};
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = r0 + 8 * h;
-        const float m_new = fmaxf(m_run[h], fmaxf(xmax[r], xmax[64 + r]));
-        base[h] = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet keeps zero weight
-        alpha[h] = exp2f(m_run[h] - base[h]);
-        m_run[h] = m_new;
+        for (int j = 0; j < 8; ++j) {
+          const float p0 = exp2f(s[4 * j] - base[0]), p1 = exp2f(s[4 * j + 1] - base[0]);
+          const float p2 = exp2f(s[4 * j + 2] - base[1]), p3 = exp2f(s[4 * j + 3] - base[1]);
+          rs[0] += p0 + p1;
+          rs[1] += p2 + p3;
+          unsigned char* dst = ps + core_offset(r0, j, 1024) + 4 * t;
+          *reinterpret_cast<uint32_t*>(dst) = dev::pack_bf16x2(p0, p1);
+          *reinterpret_cast<uint32_t*>(dst + 128) = dev::pack_bf16x2(p2, p3);
+        }
+        l_run[0] = l_run[0] * alpha[0] + rs[0];
+        l_run[1] = l_run[1] * alpha[1] + rs[1];
+        if (t == 0) {
+          xalpha[r0] = alpha[0];
+          xalpha[r0 + 8] = alpha[1];
+        }
       }
-      float rs[2] = {0.f, 0.f};
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float p0 = exp2f(s[4 * j] - base[0]), p1 = exp2f(s[4 * j + 1] - base[0]);
-        const float p2 = exp2f(s[4 * j + 2] - base[1]), p3 = exp2f(s[4 * j + 3] - base[1]);
-        rs[0] += p0 + p1;
-        rs[1] += p2 + p3;
-        unsigned char* dst = ps + core_offset(r0, 4 * wgi + j, 1024) + 4 * t;
-        *reinterpret_cast<uint32_t*>(dst) = dev::pack_bf16x2(p0, p1);
-        *reinterpret_cast<uint32_t*>(dst + 128) = dev::pack_bf16x2(p2, p3);
-      }
-      l_run[0] = l_run[0] * alpha[0] + rs[0];
-      l_run[1] = l_run[1] * alpha[1] + rs[1];
-#pragma unroll
-      for (int i = 0; i < 128; ++i) o[i] *= alpha[(i >> 1) & 1];
       wg::fence_shared_for_async();
       __syncthreads();
+      if (wgi == 1) {
+        alpha[0] = xalpha[r0];
+        alpha[1] = xalpha[r0 + 8];
+      }
+      // Once the maxima settle the factors are 1 and the rescale is skipped.
+      if (alpha[0] != 1.f || alpha[1] != 1.f) {
+#pragma unroll
+        for (int i = 0; i < 128; ++i) o[i] *= alpha[(i >> 1) & 1];
+      }
 
       // O += P V for value dims [256 wgi, 256 wgi + 256): V is the tile's first 512 dims, N-major.
       wg::fence();
@@ -225,22 +230,24 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
     }
     dev::copy_async_wait<0>();
 
-    // Row sums: the quad, then both warpgroups (each saw half of every tile's tokens under the same maxima).
+    // Row sums (warpgroup 0 saw every token): the quad, then shared with warpgroup 1.
+    if (wgi == 0) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      l_run[h] += dev::shfl_xor(l_run[h], 1);
-      l_run[h] += dev::shfl_xor(l_run[h], 2);
-    }
-    if (t == 0) {
-      xsum[64 * wgi + r0] = l_run[0];
-      xsum[64 * wgi + r0 + 8] = l_run[1];
+      for (int h = 0; h < 2; ++h) {
+        l_run[h] += dev::shfl_xor(l_run[h], 1);
+        l_run[h] += dev::shfl_xor(l_run[h], 2);
+      }
+      if (t == 0) {
+        xsum[r0] = l_run[0];
+        xsum[r0 + 8] = l_run[1];
+      }
     }
     __syncthreads();
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = r0 + 8 * h, pr = m0 + r;
       if (pr >= packed_rows) continue;
-      const float l = xsum[r] + xsum[64 + r];
+      const float l = xsum[r];
       const float inv = l > 0.f ? p.out_scale / l : 0.f;
       const int64_t qrow = pr / H, head = pr % H;
       if (w.partial_qo_loc < 0) {
