@@ -39,11 +39,28 @@ __device__ __forceinline__ uint32_t shfl(uint32_t v, int src) {
 
 // Two floats rounded to a bf16 pair (low half = first), round to nearest even.
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+#if defined(MLASIM_NV_PRIMITIVES)
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
   auto round = [](float f) -> uint32_t {
     uint32_t u = __float_as_uint(f);
     return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   };
   return round(lo) | (round(hi) << 16);
+#endif
+}
+
+// 2^x for the softmax weights: the hardware approximation (2 ulp, subnormals flushed) where there is one.
+__device__ __forceinline__ float exp2_fast(float x) {
+#if defined(MLASIM_NV_PRIMITIVES)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return exp2f(x);
+#endif
 }
 __device__ __forceinline__ float bf16_lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }

@@ -240,14 +240,14 @@ __device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char*
         for (int k = 1; k < 4; ++k) tm = fmaxf(tm, exchange[k * 16 + g + 8 * h]);
         const float m_new = fmaxf(m_run[h], tm);
         base[h] = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet stays at zero weight
-        alpha[h] = exp2f(m_run[h] - base[h]);
+        alpha[h] = dev::exp2_fast(m_run[h] - base[h]);
         m_run[h] = m_new;
       }
       float rs[2] = {0.f, 0.f};
 #pragma unroll
       for (int j = 0; j < kJ; ++j) {
-        const float p0 = exp2f(s[j][0] - base[0]), p1 = exp2f(s[j][1] - base[0]);
-        const float p2 = exp2f(s[j][2] - base[1]), p3 = exp2f(s[j][3] - base[1]);
+        const float p0 = dev::exp2_fast(s[j][0] - base[0]), p1 = dev::exp2_fast(s[j][1] - base[0]);
+        const float p2 = dev::exp2_fast(s[j][2] - base[1]), p3 = dev::exp2_fast(s[j][3] - base[1]);
         rs[0] += p0 + p1;
         rs[1] += p2 + p3;
         if constexpr (kFp8) {

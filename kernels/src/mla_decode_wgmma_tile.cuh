@@ -166,31 +166,41 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         wg::wait<0>();
         wg::pin(s);
 
-        // Scale, mask, row maxima; accumulator i holds row r0 + 8 (i/2 % 2), token 8 (i/4) + 2t + i%2.
+        // Mask, row maxima, weights; accumulator i holds row r0 + 8 (i/2 % 2), token 8 (i/4) + 2t + i%2. Tiles
+        // wholly inside both rows' visible range skip the mask; the scale (> 0) is applied inside the exponent.
         const int tok0 = tok_begin + it * C::kTile;
         float mx[2] = {kNegInf, kNegInf};
+        if (tok0 + C::kTile <= tok_end && tok0 + C::kTile - 1 <= min(limit[0], limit[1])) {
 #pragma unroll
-        for (int i = 0; i < 32; ++i) {
-          const int h = (i >> 1) & 1;
-          const int tok = tok0 + 8 * (i >> 2) + 2 * t + (i & 1);
-          s[i] = tok < tok_end && tok <= limit[h] ? s[i] * p.score_scale_log2 : kNegInf;
-          mx[h] = fmaxf(mx[h], s[i]);
+          for (int i = 0; i < 32; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < 32; ++i) {
+            const int h = (i >> 1) & 1;
+            const int tok = tok0 + 8 * (i >> 2) + 2 * t + (i & 1);
+            s[i] = tok < tok_end && tok <= limit[h] ? s[i] : kNegInf;
+            mx[h] = fmaxf(mx[h], s[i]);
+          }
         }
-        float base[2];
+        const float scale = p.score_scale_log2;
+        float nbase[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           mx[h] = fmaxf(mx[h], dev::shfl_xor(mx[h], 1));
           mx[h] = fmaxf(mx[h], dev::shfl_xor(mx[h], 2));
-          const float m_new = fmaxf(m_run[h], mx[h]);
-          base[h] = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet keeps zero weight
-          alpha[h] = exp2f(m_run[h] - base[h]);
+          const float m_new = fmaxf(m_run[h], mx[h] * scale);
+          const float base = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet keeps zero weight
+          alpha[h] = dev::exp2_fast(m_run[h] - base);
+          nbase[h] = -base;
           m_run[h] = m_new;
         }
         float rs[2] = {0.f, 0.f};
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-          const float p0 = exp2f(s[4 * j] - base[0]), p1 = exp2f(s[4 * j + 1] - base[0]);
-          const float p2 = exp2f(s[4 * j + 2] - base[1]), p3 = exp2f(s[4 * j + 3] - base[1]);
+          const float p0 = dev::exp2_fast(fmaf(s[4 * j], scale, nbase[0]));
+          const float p1 = dev::exp2_fast(fmaf(s[4 * j + 1], scale, nbase[0]));
+          const float p2 = dev::exp2_fast(fmaf(s[4 * j + 2], scale, nbase[1]));
+          const float p3 = dev::exp2_fast(fmaf(s[4 * j + 3], scale, nbase[1]));
           rs[0] += p0 + p1;
           rs[1] += p2 + p3;
           unsigned char* dst = ps + core_offset(r0, j, 1024) + 4 * t;
