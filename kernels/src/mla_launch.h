@@ -20,6 +20,6 @@ bool wgmma_decode_built();
 int wgmma_pair_for(int packed_rows_per_tile);
 void launch_mla_decode_wgmma(const DecodeParams& p, bool persistent, int pair, int count, hipStream_t stream);
 // Grid per AITER's reduce launch rules (see reduce_launch.h for the shape).
-void launch_mla_reduce(const ReduceParams& p, int blocks, hipStream_t stream);
+void launch_mla_reduce(const ReduceParams& p, int blocks, int max_partials_per_tile, hipStream_t stream);
 
 }  // namespace mlasim::kernels

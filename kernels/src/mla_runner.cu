@@ -108,6 +108,7 @@ struct MlaRunner::Impl {
   int num_cu = 0;
   DecodeKernel kernel = DecodeKernel::portable;
   int pair = 1;
+  int max_partials_per_tile = 0;
 
   Impl(const sim::Plan& pl, const MlaProblem& pr, DecodeKernel requested) : plan(pl), problem(pr) {
     hipDeviceProp_t prop;
@@ -176,16 +177,19 @@ struct MlaRunner::Impl {
     rp.num_partials = plan.reduce_indptr.empty() ? 0 : plan.reduce_indptr.back();
     reduce_shape = reduce_launch_shape(rp.num_tiles, problem.heads, problem.batch.max_qo_len(), num_cu);
     rp.row_groups = reduce_shape.row_groups;
+    for (size_t i = 0; i + 1 < plan.reduce_indptr.size(); ++i)
+      max_partials_per_tile = std::max(max_partials_per_tile, plan.reduce_indptr[i + 1] - plan.reduce_indptr[i]);
     flush = DeviceBuffer(static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20)) * 2);
   }
 
-  // The wgmma kernel needs bf16 KV, an sm_90a build and a 9.x device. Automatic picks it where the portable
-  // kernel would re-read KV (tiles wider than 32 packed rows); docs/kernels.md has the measurements behind this.
+  // The wgmma kernel needs bf16 KV, an sm_90a build and a 9.x device. Automatic picks it for tiles wider than 16
+  // packed rows (where the portable kernel is slower or re-reads KV); for 16-row tiles the two are within a few
+  // percent either way (docs/kernels.md has the measurements behind this).
   DecodeKernel choose_kernel(DecodeKernel requested, int packed_rows) const {
     const bool wgmma_ok = wgmma_decode_available() && problem.batch.kv_dtype == DType::bf16;
     if (requested == DecodeKernel::wgmma && !wgmma_ok)
       throw InputError("decode", "the wgmma kernel needs bf16 KV, an sm_90a build and a compute capability 9.x GPU");
-    if (requested == DecodeKernel::automatic) return wgmma_ok && packed_rows > 32 ? DecodeKernel::wgmma
+    if (requested == DecodeKernel::automatic) return wgmma_ok && packed_rows > 16 ? DecodeKernel::wgmma
                                                                                    : DecodeKernel::portable;
     return requested;
   }
@@ -203,7 +207,7 @@ struct MlaRunner::Impl {
       launch_mla_decode_splitkv(dp, fp8, groups, plan.num_works(), nullptr);
   }
   void reduce() {
-    if (rp.num_partials > 0) launch_mla_reduce(rp, reduce_shape.blocks, nullptr);
+    if (rp.num_partials > 0) launch_mla_reduce(rp, reduce_shape.blocks, max_partials_per_tile, nullptr);
   }
 };
 
