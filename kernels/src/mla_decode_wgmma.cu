@@ -17,14 +17,18 @@ __global__ void __launch_bounds__(WgmmaDecodeConfig::kThreads, 1) mla_decode_wgm
   auto* smem = reinterpret_cast<unsigned char*>(smem_words);
   const int cluster = static_cast<int>(blockIdx.x) / kPair, rank = static_cast<int>(blockIdx.x) % kPair;
   const int end = p.work_indptr[cluster + 1];
-  for (int i = p.work_indptr[cluster]; i < end; ++i) run_work_wgmma<kPair>(p, p.works[i], smem, rank);
+  wgmma_pipeline_init(smem);
+  WgmmaPipeline pipe;
+  for (int i = p.work_indptr[cluster]; i < end; ++i) run_work_wgmma<kPair>(p, p.works[i], smem, rank, pipe);
 }
 
 template <int kPair>
 __global__ void __launch_bounds__(WgmmaDecodeConfig::kThreads, 1) mla_decode_wgmma_grid_kernel(DecodeParams p) {
   extern __shared__ __align__(1024) uint4 smem_words[];
-  run_work_wgmma<kPair>(p, p.works[blockIdx.x / kPair], reinterpret_cast<unsigned char*>(smem_words),
-                        static_cast<int>(blockIdx.x) % kPair);
+  auto* smem = reinterpret_cast<unsigned char*>(smem_words);
+  wgmma_pipeline_init(smem);
+  WgmmaPipeline pipe;
+  run_work_wgmma<kPair>(p, p.works[blockIdx.x / kPair], smem, static_cast<int>(blockIdx.x) % kPair, pipe);
 }
 
 template <int kPair>

@@ -1,10 +1,13 @@
 #pragma once
 // One work on one workgroup with Hopper warpgroup MMAs (bf16 KV, sm_90a). A pass covers 64 packed rows: Q sits in
-// shared memory, KV tiles of 64 tokens stream through two cp.async stages, and two warpgroups share the tile:
-//   S = Q K^T on warpgroup 0 (36 wgmma m64n64k16 over 576 dims), which keeps the online softmax, writes P (bf16)
-//   to shared memory and hands each row's rescale factor to warpgroup 1;
-//   O += P V: warpgroup w owns value dims [256w, 256w+256) for all 64 rows (4 wgmma m64n256k16, V read N-major
-//   straight from the KV tile), 128 fp32 accumulators per thread.
+// shared memory, KV tiles of 64 tokens stream through two stages, and the two warpgroups have different jobs:
+//   warpgroup 0: S = Q K^T (36 wgmma m64n64k16 over 576 dims), the online softmax, P (bf16) and each row's
+//     rescale factor to shared memory, then O += P V for value dims [0, 256);
+//   warpgroup 1: the KV copies (cp.async, completion tracked by one mbarrier per stage) and O += P V for value
+//     dims [256, 512).
+// Named barriers hand P over and back and free a stage once both warpgroups are done with it, so warpgroup 0
+// computes the next tile's QK^T while warpgroup 1 is still in this tile's PV. V is read N-major straight from
+// the KV tile; each warpgroup keeps 128 fp32 accumulators per thread.
 // A 128-row tile (128 heads) does not fit one SM's registers (O alone is 256 KB), so such plans run two
 // workgroups per cluster ("pair"): each takes 64 of the rows, both walk the same KV at the same time, and the
 // second read of each KV tile is served by L2.
@@ -33,8 +36,11 @@ struct WgmmaDecodeConfig {
   static constexpr int kQOffset = 0;
   static constexpr int kStageOffset = kQBytes;                    // two stages, 1 KB aligned
   static constexpr int kPOffset = kStageOffset + 2 * kStageBytes;  // P: 64 rows x 64 tokens bf16, 8 columns of 1 KB
-  static constexpr int kExchangeOffset = kPOffset + 8 * 1024;
-  static constexpr int kSmemBytes = kExchangeOffset + 2 * 64 * 4;  // rows' rescale factors and sums
+  static constexpr int kExchangeOffset = kPOffset + 8 * 1024;     // rows' rescale factors and sums
+  static constexpr int kBarrierOffset = kExchangeOffset + 2 * 64 * 4;
+  static constexpr int kSmemBytes = kBarrierOffset + 2 * 8;       // one mbarrier per stage
+  // Named barrier ids (0 is __syncthreads).
+  static constexpr int kPFull = 1, kPFree = 2, kStageFree = 3, kSumFull = 4, kSumFree = 5, kQReady = 6;
 };
 
 __device__ __forceinline__ int core_offset(int row, int chunk, int column_bytes) {
@@ -52,53 +58,83 @@ __device__ __forceinline__ int64_t kv_slot(const DecodeParams& p, int tok, int t
                        : -1;
 }
 
-// This thread's share of the Q block copy (once per pass): row `row`, chunks 4k + sub (k = 0..17).
-__device__ __forceinline__ void copy_q_row(unsigned char* block, int row, int sub, const unsigned char* src,
-                                           bool valid) {
+// Warpgroup 0's share of the Q block copy (once per pass): thread u copies row u/2, chunks 2k + u%2.
+__device__ __forceinline__ void copy_q_rows(unsigned char* block, int u, const DecodeParams& p, const WorkRow& w,
+                                            int m0, int packed_rows) {
+  const int row = u >> 1, sub = u & 1, pr = m0 + row, H = p.heads;
+  const bool valid = pr < packed_rows;
+  const int64_t qrow = valid ? w.qo_start + pr / H : 0;
+  const auto* src = reinterpret_cast<const unsigned char*>(p.q + (qrow * H + (valid ? pr % H : 0)) * kQkDim);
 #pragma unroll
-  for (int k = 0; k < kQkDim / 32; ++k) {
-    const int c = 4 * k + sub;
+  for (int k = 0; k < kQkDim / 16; ++k) {
+    const int c = 2 * k + sub;
     dev::copy_async_16(block + core_offset(row, c, WgmmaDecodeConfig::kQColumn), src + 16 * c, valid);
   }
 }
 
-// This thread's share of a KV tile copy: rows `row` and `row` + 32, chunks 8k + sub (k = 0..8). A warp
-// instruction reads four whole 128-byte lines (four rows x eight chunks); a row of 1152 bytes is nine lines.
-__device__ __forceinline__ void copy_kv_rows(unsigned char* stage, int row, int sub, const unsigned char* kv,
-                                             const int64_t (&slot)[2]) {
+// Warpgroup 1's share of a KV tile copy: thread u copies rows (u/32)*4 + (u%32)/8 + 16h (h = 0..3), chunks
+// 8k + u%8 (k = 0..8). A warp instruction reads four whole 128-byte lines; a row of 1152 bytes is nine lines.
+struct KvCopy {
+  int row, sub;
+  int64_t slot[4];
+  __device__ __forceinline__ explicit KvCopy(int u) : row(4 * (u >> 5) + ((u & 31) >> 3)), sub(u & 7) {}
+  __device__ __forceinline__ void fetch_slots(const DecodeParams& p, int tok0, int tok_end, int page_begin) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const unsigned char* src = kv + (slot[h] < 0 ? 0 : slot[h]) * (kQkDim * 2);
+    for (int h = 0; h < 4; ++h) slot[h] = kv_slot(p, tok0 + row + 16 * h, tok_end, page_begin);
+  }
+  __device__ __forceinline__ void issue(unsigned char* stage, const unsigned char* kv) const {
 #pragma unroll
-    for (int k = 0; k < kQkDim / 64; ++k) {
-      const int c = 8 * k + sub;
-      dev::copy_async_16(stage + swizzled_offset(row + 32 * h, c), src + 16 * c, slot[h] >= 0);
+    for (int h = 0; h < 4; ++h) {
+      const unsigned char* src = kv + (slot[h] < 0 ? 0 : slot[h]) * (kQkDim * 2);
+#pragma unroll
+      for (int k = 0; k < kQkDim / 64; ++k) {
+        const int c = 8 * k + sub;
+        dev::copy_async_16(stage + swizzled_offset(row + 16 * h, c), src + 16 * c, slot[h] >= 0);
+      }
     }
   }
-}
-
-// Slots of this thread's two rows of the tile starting at token tok0.
-__device__ __forceinline__ void kv_slots(const DecodeParams& p, int tok0, int row, int tok_end, int page_begin,
-                                         int64_t (&slot)[2]) {
-  slot[0] = kv_slot(p, tok0 + row, tok_end, page_begin);
-  slot[1] = kv_slot(p, tok0 + row + 32, tok_end, page_begin);
-}
+};
 #endif
 
+// Per-workgroup state that lives across works: the running tile count (stage = seq % 2, mbarrier parity =
+// (seq / 2) % 2).
+struct WgmmaPipeline {
+  uint32_t seq = 0;
+};
+
+// Called once per workgroup before its first work: mbarriers and the first "P is free" signal.
+__device__ __forceinline__ void wgmma_pipeline_init(unsigned char* smem) {
+#if defined(MLASIM_WGMMA)
+  using C = WgmmaDecodeConfig;
+  auto* bars = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
+  if (threadIdx.x == 0) {
+    wg::mbarrier_init(&bars[0], 128);
+    wg::mbarrier_init(&bars[1], 128);
+  }
+  __syncthreads();
+  if (threadIdx.x >= 128) {
+    wg::named_arrive(C::kPFree, 256);
+    wg::named_arrive(C::kSumFree, 256);
+  }
+#else
+  (void)smem;
+#endif
+}
+
 template <int kPair>
-__device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned char* smem, int rank) {
+__device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned char* smem, int rank,
+                               WgmmaPipeline& pipe) {
 #if defined(MLASIM_WGMMA)
   using C = WgmmaDecodeConfig;
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
-  const int wgi = warp >> 2, g = lane >> 2, t = lane & 3;
+  const int wgi = warp >> 2, g = lane >> 2, t = lane & 3, u = tid & 127;
   const int r0 = 16 * (warp & 3) + g;  // accumulator rows r0 and r0 + 8 of the pass
-  const int copy_row = 8 * warp + (lane & 7), copy_sub = lane >> 3;  // Q block copy
-  const int kv_row = 4 * warp + (lane >> 3), kv_sub = lane & 7;       // KV tile copy
   unsigned char* qs = smem + C::kQOffset;
   unsigned char* stages = smem + C::kStageOffset;
   unsigned char* ps = smem + C::kPOffset;
   float* xalpha = reinterpret_cast<float*>(smem + C::kExchangeOffset);  // rows' rescale factors of a tile
   float* xsum = xalpha + 64;                                            // rows' softmax sums at the end
+  auto* bars = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
   const float kNegInf = -__int_as_float(0x7f800000);
 
   const int b = w.batch_idx, H = p.heads;
@@ -108,54 +144,76 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
   const int tok_end = min((w.kv_end - page_begin) * p.page_size, kv_len);
   const int num_tiles = tok_end > tok_begin ? ceil_div(tok_end - tok_begin, C::kTile) : 0;
   const int packed_rows = (w.qo_end - w.qo_start) * H;
-  const auto* kv = p.kv;
 
   for (int m0 = C::kRows * rank; m0 < packed_rows; m0 += C::kRows * kPair) {
-    {
-      const int pr = m0 + copy_row;
-      const bool valid = pr < packed_rows;
-      const int64_t qrow = valid ? w.qo_start + pr / H : 0;
-      const auto* src = reinterpret_cast<const unsigned char*>(p.q + (qrow * H + (valid ? pr % H : 0)) * kQkDim);
-      copy_q_row(qs, copy_row, copy_sub, src, valid);
-    }
-    int64_t slot[2];
-    if (num_tiles > 0) {
-      kv_slots(p, tok_begin, kv_row, tok_end, page_begin, slot);
-      copy_kv_rows(stages, kv_row, kv_sub, kv, slot);
-    }
-    dev::copy_async_commit();
-    if (num_tiles > 1) kv_slots(p, tok_begin + C::kTile, kv_row, tok_end, page_begin, slot);
-
-    int limit[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int pr = min(m0 + r0 + 8 * h, packed_rows - 1);
-      const int i = w.qo_start + pr / H - q_begin;  // query token of the request; it sees [0, kv_len - qlen + i]
-      limit[h] = p.causal ? kv_len - qlen + i : kv_len - 1;
-    }
+    const uint32_t seq0 = pipe.seq;
+    pipe.seq += num_tiles;
     float o[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) o[i] = 0.f;
-    float m_run[2] = {kNegInf, kNegInf}, l_run[2] = {0.f, 0.f};
 
-    for (int it = 0; it < num_tiles; ++it) {
-      if (it + 1 < num_tiles) {
-        copy_kv_rows(stages + ((it + 1) & 1) * C::kStageBytes, kv_row, kv_sub, kv, slot);
-        dev::copy_async_commit();
-        if (it + 2 < num_tiles) kv_slots(p, tok_begin + (it + 2) * C::kTile, kv_row, tok_end, page_begin, slot);
-        dev::copy_async_wait<1>();
-      } else {
-        dev::copy_async_wait<0>();
+    if (wgi == 1) {
+      // Copies and PV for value dims [256, 512).
+      KvCopy copy(u);
+      // Both stages are free here: every earlier tile's stage was released before its successor was issued.
+      for (int it = 0; it < min(num_tiles, 2); ++it) {
+        const uint32_t q = seq0 + it;
+        copy.fetch_slots(p, tok_begin + it * C::kTile, tok_end, page_begin);
+        copy.issue(stages + (q & 1) * C::kStageBytes, p.kv);
+        wg::arrive_when_copies_land(&bars[q & 1]);
       }
+      if (num_tiles > 2) copy.fetch_slots(p, tok_begin + 2 * C::kTile, tok_end, page_begin);
+      for (int it = 0; it < num_tiles; ++it) {
+        const uint32_t q = seq0 + it;
+        const unsigned char* kt = stages + (q & 1) * C::kStageBytes;
+        wg::named_sync(C::kPFull, 256);
+        wg::fence_shared_for_async();
+        const float a0 = xalpha[r0], a1 = xalpha[r0 + 8];
+        if (a0 != 1.f || a1 != 1.f) {
+#pragma unroll
+          for (int i = 0; i < 128; ++i) o[i] *= (i & 2) ? a1 : a0;
+        }
+        wg::fence();
+#pragma unroll
+        for (int kk = 0; kk < C::kTile / 16; ++kk)
+          wg::mma_m64n256k16_b_nmajor(o, wg::smem_desc(ps + kk * 2048, 1024, 128),
+                                      wg::smem_desc(kt + 4 * C::kKvAtom + kk * 16 * 128, C::kKvAtom, 1024, true), 1);
+        wg::commit();
+        wg::wait<0>();
+        wg::pin(o);
+        // Stage first, then P: warpgroup 0 cannot reach its next stage release before taking the next P, so the
+        // two signals of one barrier never run into each other.
+        wg::named_sync(C::kStageFree, 256);  // warpgroup 0 is done with this stage too
+        wg::named_arrive(C::kPFree, 256);
+        if (it + 2 < num_tiles) {
+          copy.issue(stages + (q & 1) * C::kStageBytes, p.kv);
+          wg::arrive_when_copies_land(&bars[q & 1]);
+          if (it + 3 < num_tiles) copy.fetch_slots(p, tok_begin + (it + 3) * C::kTile, tok_end, page_begin);
+        }
+      }
+      wg::named_sync(C::kSumFull, 256);
+    } else {
+      // Q, QK^T, softmax and PV for value dims [0, 256).
+      copy_q_rows(qs, u, p, w, m0, packed_rows);
+      dev::copy_async_commit();
+      int limit[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int pr = min(m0 + r0 + 8 * h, packed_rows - 1);
+        const int i = w.qo_start + pr / H - q_begin;  // query token of the request; it sees [0, kv_len - qlen + i]
+        limit[h] = p.causal ? kv_len - qlen + i : kv_len - 1;
+      }
+      float m_run[2] = {kNegInf, kNegInf}, l_run[2] = {0.f, 0.f};
+      dev::copy_async_wait<0>();
       wg::fence_shared_for_async();
-      __syncthreads();
-      const unsigned char* kt = stages + (it & 1) * C::kStageBytes;
+      wg::named_sync(C::kQReady, 128);
+      const float scale = p.score_scale_log2;
+      for (int it = 0; it < num_tiles; ++it) {
+        const uint32_t q = seq0 + it;
+        const unsigned char* kt = stages + (q & 1) * C::kStageBytes;
+        wg::mbarrier_wait(&bars[q & 1], (q >> 1) & 1);
+        wg::fence_shared_for_async();
 
-      // S = Q K^T for the tile's 64 tokens on warpgroup 0 (Q is read once per tile; splitting the tokens between
-      // the warpgroups would read it twice), then its online softmax: P to shared memory, the rows' rescale
-      // factors to the other warpgroup.
-      float alpha[2];
-      if (wgi == 0) {
         float s[32];
         wg::fence();
 #pragma unroll
@@ -182,8 +240,7 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
             mx[h] = fmaxf(mx[h], s[i]);
           }
         }
-        const float scale = p.score_scale_log2;
-        float nbase[2];
+        float alpha[2], nbase[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           mx[h] = fmaxf(mx[h], dev::shfl_xor(mx[h], 1));
@@ -194,71 +251,74 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
           nbase[h] = -base;
           m_run[h] = m_new;
         }
+        float pw[32];
         float rs[2] = {0.f, 0.f};
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const float p0 = dev::exp2_fast(fmaf(s[4 * j], scale, nbase[0]));
-          const float p1 = dev::exp2_fast(fmaf(s[4 * j + 1], scale, nbase[0]));
-          const float p2 = dev::exp2_fast(fmaf(s[4 * j + 2], scale, nbase[1]));
-          const float p3 = dev::exp2_fast(fmaf(s[4 * j + 3], scale, nbase[1]));
-          rs[0] += p0 + p1;
-          rs[1] += p2 + p3;
-          unsigned char* dst = ps + core_offset(r0, j, 1024) + 4 * t;
-          *reinterpret_cast<uint32_t*>(dst) = dev::pack_bf16x2(p0, p1);
-          *reinterpret_cast<uint32_t*>(dst + 128) = dev::pack_bf16x2(p2, p3);
+        for (int i = 0; i < 32; ++i) {
+          pw[i] = dev::exp2_fast(fmaf(s[i], scale, nbase[(i >> 1) & 1]));
+          rs[(i >> 1) & 1] += pw[i];
         }
         l_run[0] = l_run[0] * alpha[0] + rs[0];
         l_run[1] = l_run[1] * alpha[1] + rs[1];
+        wg::named_sync(C::kPFree, 256);  // warpgroup 1 is done with the previous P
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          unsigned char* dst = ps + core_offset(r0, j, 1024) + 4 * t;
+          *reinterpret_cast<uint32_t*>(dst) = dev::pack_bf16x2(pw[4 * j], pw[4 * j + 1]);
+          *reinterpret_cast<uint32_t*>(dst + 128) = dev::pack_bf16x2(pw[4 * j + 2], pw[4 * j + 3]);
+        }
         if (t == 0) {
           xalpha[r0] = alpha[0];
           xalpha[r0 + 8] = alpha[1];
         }
-      }
-      wg::fence_shared_for_async();
-      __syncthreads();
-      if (wgi == 1) {
-        alpha[0] = xalpha[r0];
-        alpha[1] = xalpha[r0 + 8];
-      }
-      // Once the maxima settle the factors are 1 and the rescale is skipped.
-      if (alpha[0] != 1.f || alpha[1] != 1.f) {
+        wg::fence_shared_for_async();
+        wg::named_arrive(C::kPFull, 256);
+        if (alpha[0] != 1.f || alpha[1] != 1.f) {
 #pragma unroll
-        for (int i = 0; i < 128; ++i) o[i] *= alpha[(i >> 1) & 1];
-      }
-
-      // O += P V for value dims [256 wgi, 256 wgi + 256): V is the tile's first 512 dims, N-major.
-      wg::fence();
+          for (int i = 0; i < 128; ++i) o[i] *= alpha[(i >> 1) & 1];
+        }
+        wg::fence();
 #pragma unroll
-      for (int kk = 0; kk < C::kTile / 16; ++kk)
-        wg::mma_m64n256k16_b_nmajor(o, wg::smem_desc(ps + kk * 2048, 1024, 128),
-                                    wg::smem_desc(kt + 4 * wgi * C::kKvAtom + kk * 16 * 128, C::kKvAtom, 1024, true),
-                                    1);
-      wg::commit();
-      wg::wait<0>();
-      wg::pin(o);
-      __syncthreads();  // the stage and P are free for the next tile
-    }
-    dev::copy_async_wait<0>();
-
-    // Row sums (warpgroup 0 saw every token): the quad, then shared with warpgroup 1.
-    if (wgi == 0) {
+        for (int kk = 0; kk < C::kTile / 16; ++kk)
+          wg::mma_m64n256k16_b_nmajor(o, wg::smem_desc(ps + kk * 2048, 1024, 128),
+                                      wg::smem_desc(kt + kk * 16 * 128, C::kKvAtom, 1024, true), 1);
+        wg::commit();
+        wg::wait<0>();
+        wg::pin(o);
+        wg::named_arrive(C::kStageFree, 256);
+      }
+      // Row sums over the quad, handed to warpgroup 1 with the end of the pass.
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         l_run[h] += dev::shfl_xor(l_run[h], 1);
         l_run[h] += dev::shfl_xor(l_run[h], 2);
       }
+      wg::named_sync(C::kSumFree, 256);
       if (t == 0) {
         xsum[r0] = l_run[0];
         xsum[r0 + 8] = l_run[1];
       }
+      wg::named_arrive(C::kSumFull, 256);
+      // LSE of split tiles (warpgroup 0 holds the running maxima).
+      if (w.partial_qo_loc >= 0 && t == 0) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int pr = m0 + r0 + 8 * h;
+          if (pr >= packed_rows) continue;
+          const int64_t prow = (w.partial_qo_loc + pr / H) * static_cast<int64_t>(H) + pr % H;
+          p.partial_lse[prow] = l_run[h] > 0.f ? (m_run[h] + log2f(l_run[h])) * 0.6931471805599453f : kNegInf;
+        }
+      }
     }
-    __syncthreads();
+
+    // Both warpgroups: normalise and write their 256 value dims.
+    float l[2] = {xsum[r0], xsum[r0 + 8]};
+    if (wgi == 1) wg::named_arrive(C::kSumFree, 256);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = r0 + 8 * h, pr = m0 + r;
+      const int pr = m0 + r0 + 8 * h;
       if (pr >= packed_rows) continue;
-      const float l = xsum[r];
-      const float inv = l > 0.f ? p.out_scale / l : 0.f;
+      const float inv = l[h] > 0.f ? p.out_scale / l[h] : 0.f;
       const int64_t qrow = pr / H, head = pr % H;
       if (w.partial_qo_loc < 0) {
         uint16_t* dst = p.out + ((w.qo_start + qrow) * H + head) * kVDim + 256 * wgi + 2 * t;
@@ -266,18 +326,15 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         for (int j = 0; j < 32; ++j)
           *reinterpret_cast<uint32_t*>(dst + 8 * j) = dev::pack_bf16x2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
       } else {
-        const int64_t prow = (w.partial_qo_loc + qrow) * H + head;
-        float* dst = p.partial_out + prow * kVDim + 256 * wgi + 2 * t;
+        float* dst = p.partial_out + ((w.partial_qo_loc + qrow) * H + head) * kVDim + 256 * wgi + 2 * t;
 #pragma unroll
         for (int j = 0; j < 32; ++j)
           *reinterpret_cast<float2*>(dst + 8 * j) = make_float2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-        if (wgi == 0 && t == 0) p.partial_lse[prow] = l > 0.f ? (m_run[h] + log2f(l)) * 0.6931471805599453f : kNegInf;
       }
     }
-    __syncthreads();  // the next pass reuses Q, the stages and the exchange buffer
   }
 #else
-  (void)p, (void)w, (void)smem, (void)rank;
+  (void)p, (void)w, (void)smem, (void)rank, (void)pipe;
 #endif
 }
 

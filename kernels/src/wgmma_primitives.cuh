@@ -37,6 +37,34 @@ __device__ __forceinline__ void wait() {
 __device__ __forceinline__ void fence_shared_for_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+// Named barriers: `arrive` signals without waiting, `sync` waits until `threads` threads arrived or synced.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Shared-memory mbarriers that track cp.async completion: init with the number of arriving threads; each of them
+// calls arrive_when_copies_land after issuing its copies; waiters spin on the phase parity.
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, int count) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(addr), "r"(count) : "memory");
+}
+__device__ __forceinline__ void arrive_when_copies_land(uint64_t* bar) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(addr) : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile(
+      "{\n.reg .pred done;\nLAB_WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra LAB_WAIT;\n}\n" ::"r"(addr),
+      "r"(parity)
+      : "memory");
+}
+
 // Keeps the compiler from moving reads of an accumulator across wgmma.wait.
 template <int N>
 __device__ __forceinline__ void pin(float (&r)[N]) {
