@@ -154,6 +154,7 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
 
     if (wgi == 1) {
       // Copies and PV for value dims [256, 512).
+      const uint64_t pdesc = wg::smem_desc(ps, 1024, 128);
       KvCopy copy(u);
       // Both stages are free here: every earlier tile's stage was released before its successor was issued.
       for (int it = 0; it < min(num_tiles, 2); ++it) {
@@ -166,6 +167,7 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
       for (int it = 0; it < num_tiles; ++it) {
         const uint32_t q = seq0 + it;
         const unsigned char* kt = stages + (q & 1) * C::kStageBytes;
+        const uint64_t vdesc = wg::smem_desc(kt + 4 * C::kKvAtom, C::kKvAtom, 1024, true);  // dims [256, 512)
         wg::named_sync(C::kPFull, 256);
         wg::fence_shared_for_async();
         const float a0 = xalpha[r0], a1 = xalpha[r0 + 8];
@@ -176,8 +178,8 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         wg::fence();
 #pragma unroll
         for (int kk = 0; kk < C::kTile / 16; ++kk)
-          wg::mma_m64n256k16_b_nmajor(o, wg::smem_desc(ps + kk * 2048, 1024, 128),
-                                      wg::smem_desc(kt + 4 * C::kKvAtom + kk * 16 * 128, C::kKvAtom, 1024, true), 1);
+          wg::mma_m64n256k16_b_nmajor(o, wg::desc_advance(pdesc, kk * 2048),
+                                      wg::desc_advance(vdesc, kk * 16 * 128), 1);
         wg::commit();
         wg::wait<0>();
         wg::pin(o);
@@ -204,6 +206,8 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         limit[h] = p.causal ? kv_len - qlen + i : kv_len - 1;
       }
       float m_run[2] = {kNegInf, kNegInf}, l_run[2] = {0.f, 0.f};
+      const uint64_t qdesc = wg::smem_desc(qs, C::kQColumn, 128);
+      const uint64_t pdesc = wg::smem_desc(ps, 1024, 128);
       dev::copy_async_wait<0>();
       wg::fence_shared_for_async();
       wg::named_sync(C::kQReady, 128);
@@ -211,6 +215,8 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
       for (int it = 0; it < num_tiles; ++it) {
         const uint32_t q = seq0 + it;
         const unsigned char* kt = stages + (q & 1) * C::kStageBytes;
+        const uint64_t kdesc = wg::smem_desc(kt, 16, 1024, true);                  // K-major, swizzled
+        const uint64_t vdesc = wg::smem_desc(kt, C::kKvAtom, 1024, true);          // N-major, swizzled
         wg::mbarrier_wait(&bars[q & 1], (q >> 1) & 1);
         wg::fence_shared_for_async();
 
@@ -218,8 +224,8 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         wg::fence();
 #pragma unroll
         for (int ks = 0; ks < kQkDim / 16; ++ks)
-          wg::mma_m64n64k16(s, wg::smem_desc(qs + ks * 2 * C::kQColumn, C::kQColumn, 128),
-                            wg::smem_desc(kt + (ks >> 2) * C::kKvAtom + (ks & 3) * 32, 16, 1024, true), ks > 0);
+          wg::mma_m64n64k16(s, wg::desc_advance(qdesc, ks * 2 * C::kQColumn),
+                            wg::desc_advance(kdesc, (ks >> 2) * C::kKvAtom + (ks & 3) * 32), ks > 0);
         wg::commit();
         wg::wait<0>();
         wg::pin(s);
@@ -280,8 +286,8 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         wg::fence();
 #pragma unroll
         for (int kk = 0; kk < C::kTile / 16; ++kk)
-          wg::mma_m64n256k16_b_nmajor(o, wg::smem_desc(ps + kk * 2048, 1024, 128),
-                                      wg::smem_desc(kt + kk * 16 * 128, C::kKvAtom, 1024, true), 1);
+          wg::mma_m64n256k16_b_nmajor(o, wg::desc_advance(pdesc, kk * 2048), wg::desc_advance(vdesc, kk * 16 * 128),
+                                      1);
         wg::commit();
         wg::wait<0>();
         wg::pin(o);

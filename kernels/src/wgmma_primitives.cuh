@@ -26,6 +26,10 @@ __device__ __forceinline__ uint64_t smem_desc(const void* p, uint32_t lbo_bytes,
          (static_cast<uint64_t>(sbo_bytes >> 4) << 32) | (static_cast<uint64_t>(swizzle128 ? 1 : 0) << 62);
 }
 
+// The descriptor of the same operand `bytes` further on: the start address sits in the low bits (in 16-byte
+// units), so one add moves it, instead of rebuilding the descriptor for every instruction.
+__device__ __forceinline__ uint64_t desc_advance(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
+
 // Orders this thread's register writes before the warpgroup's next wgmma reads or writes them.
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
