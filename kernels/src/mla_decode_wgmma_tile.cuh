@@ -5,8 +5,8 @@
 //     rescale factor to shared memory, then O += P V for value dims [0, 256);
 //   warpgroup 1: the KV copies (cp.async, completion tracked by one mbarrier per stage) and O += P V for value
 //     dims [256, 512).
-// Named barriers hand P over and back and free a stage once both warpgroups are done with it, so warpgroup 0
-// computes the next tile's QK^T while warpgroup 1 is still in this tile's PV. V is read N-major straight from
+// Named barriers hand P over and back and free a stage once both warpgroups are done with it; warpgroup 0 goes
+// on to the next tile's QK^T as soon as its own half of PV is done, while warpgroup 1 refills the stage. V is read N-major straight from
 // the KV tile; each warpgroup keeps 128 fp32 accumulators per thread.
 // A 128-row tile (128 heads) does not fit one SM's registers (O alone is 256 KB), so such plans run two
 // workgroups per cluster ("pair"): each takes 64 of the rows, both walk the same KV at the same time, and the

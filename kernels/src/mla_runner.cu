@@ -145,7 +145,7 @@ struct MlaRunner::Impl {
     int tile_rows = 1;
     for (const auto& w : plan.works) tile_rows = std::max(tile_rows, w.qo_rows());
     groups = decode_groups_for(tile_rows * problem.heads);
-    kernel = choose_kernel(requested, tile_rows * problem.heads);
+    kernel = choose_kernel(requested);
     pair = kernel == DecodeKernel::wgmma ? wgmma_pair_for(tile_rows * problem.heads) : 1;
 
     dp.q = q.as<uint16_t>();
@@ -182,15 +182,13 @@ struct MlaRunner::Impl {
     flush = DeviceBuffer(static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20)) * 2);
   }
 
-  // The wgmma kernel needs bf16 KV, an sm_90a build and a 9.x device. Automatic picks it for tiles wider than 16
-  // packed rows (where the portable kernel is slower or re-reads KV); for 16-row tiles the two are within a few
-  // percent either way (docs/kernels.md has the measurements behind this).
-  DecodeKernel choose_kernel(DecodeKernel requested, int packed_rows) const {
+  // The wgmma kernel needs bf16 KV, an sm_90a build and a 9.x device; where it can run, automatic takes it (it
+  // was faster on every measured bf16 configuration, docs/kernels.md), else the portable kernel.
+  DecodeKernel choose_kernel(DecodeKernel requested) const {
     const bool wgmma_ok = wgmma_decode_available() && problem.batch.kv_dtype == DType::bf16;
     if (requested == DecodeKernel::wgmma && !wgmma_ok)
       throw InputError("decode", "the wgmma kernel needs bf16 KV, an sm_90a build and a compute capability 9.x GPU");
-    if (requested == DecodeKernel::automatic) return wgmma_ok && packed_rows > 16 ? DecodeKernel::wgmma
-                                                                                   : DecodeKernel::portable;
+    if (requested == DecodeKernel::automatic) return wgmma_ok ? DecodeKernel::wgmma : DecodeKernel::portable;
     return requested;
   }
 
