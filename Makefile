@@ -42,7 +42,7 @@ test: build build-asan kernels-check
 bench: build
 	$(BUILD)/bench/mlasim_bench
 
-# Kernels without a GPU: nvcc sm_90 build of the library, tests and benchmark (the gpu tests skip visibly), and
+# Kernels without a GPU: nvcc sm_90a build of the library, tests and benchmark (the gpu tests skip visibly), and
 # a hipcc compile of every kernel source for gfx90a and gfx940. docs/kernels.md.
 KCHECK_BUILD ?= build-kernels-check
 NVCC ?= /usr/local/cuda/bin/nvcc

@@ -32,7 +32,8 @@ int gpu_driver_version();
 bool wgmma_decode_available();
 
 // Which stage-1 kernel runs: the portable mma.sync/shuffle kernels, the Hopper wgmma kernel (bf16 KV, sm_90a
-// builds on a compute capability 9.x device), or the faster of the two for the plan (see docs/kernels.md).
+// builds on a compute capability 9.x device), or automatic: the Hopper kernel wherever it can run, else the
+// portable one (see docs/kernels.md for the measurements behind this).
 enum class DecodeKernel { automatic, portable, wgmma };
 // "auto", "portable" or "wgmma"; throws InputError("decode", ...) for anything else.
 DecodeKernel parse_decode_kernel(const std::string& name);
