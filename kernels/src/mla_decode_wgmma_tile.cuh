@@ -11,11 +11,11 @@
 // A 128-row tile (128 heads) does not fit one SM's registers (O alone is 256 KB), so such plans run two
 // workgroups per cluster ("pair"): each takes 64 of the rows, both walk the same KV at the same time, and the
 // second read of each KV tile is served by L2.
-// Layouts: Q and P use the no-swizzle layout (a 64-row block of 576 dims is 72 chunk columns of 1 KB, 8 dims
-// each; row r, chunk c at c*1024 + (r/8)*128 + (r%8)*16). KV stages use the 128-byte swizzle: nine 8 KB atom
-// columns of 64 dims, row r's 16-byte chunk j of column a at a*8192 + r*128 + (j ^ r%8)*16, so each 128-byte
-// line of a KV row lands in 128 contiguous bytes (the asynchronous copies stay one request per line) and the
-// same bytes serve QK^T (K-major) and PV (N-major).
+// Layouts: P uses the no-swizzle layout (8 chunk columns of 1 KB, 8 tokens each; row r, chunk c at
+// c*1024 + (r/8)*128 + (r%8)*16). Q and the KV stages use the 128-byte swizzle: nine 8 KB atom columns of 64
+// dims, row r's 16-byte chunk j of column a at a*8192 + r*128 + (j ^ r%8)*16, so each 128-byte line of a row
+// lands in 128 contiguous bytes (the asynchronous copies stay one request per line) and the same KV bytes serve
+// QK^T (K-major) and PV (N-major).
 #include <cstdint>
 
 #include "device_primitives.cuh"
@@ -68,28 +68,35 @@ __device__ __forceinline__ void copy_q_rows(unsigned char* block, int u, const D
 #pragma unroll
   for (int k = 0; k < kQkDim / 16; ++k) {
     const int c = 2 * k + sub;
-    dev::copy_async_16(block + core_offset(row, c, WgmmaDecodeConfig::kQColumn), src + 16 * c, valid);
+    dev::copy_async_16(block + swizzled_offset(row, c), src + 16 * c, valid);
   }
 }
 
 // Warpgroup 1's share of a KV tile copy: thread u copies rows (u/32)*4 + (u%32)/8 + 16h (h = 0..3), chunks
 // 8k + u%8 (k = 0..8). A warp instruction reads four whole 128-byte lines; a row of 1152 bytes is nine lines.
+// The page-table entries are loaded a tile ahead and only used when the copies are issued, so the warp does not
+// wait for them in between (a use right after the load would stall it for the load's whole latency).
 struct KvCopy {
   int row, sub;
-  int64_t slot[4];
+  int page[4], offset[4];  // physical page (-1 past the range) and token offset in it, per row
   __device__ __forceinline__ explicit KvCopy(int u) : row(4 * (u >> 5) + ((u & 31) >> 3)), sub(u & 7) {}
   __device__ __forceinline__ void fetch_slots(const DecodeParams& p, int tok0, int tok_end, int page_begin) {
 #pragma unroll
-    for (int h = 0; h < 4; ++h) slot[h] = kv_slot(p, tok0 + row + 16 * h, tok_end, page_begin);
+    for (int h = 0; h < 4; ++h) {
+      const int tok = tok0 + row + 16 * h;
+      page[h] = tok < tok_end ? p.kv_indices[page_begin + tok / p.page_size] : -1;
+      offset[h] = tok % p.page_size;
+    }
   }
-  __device__ __forceinline__ void issue(unsigned char* stage, const unsigned char* kv) const {
+  __device__ __forceinline__ void issue(unsigned char* stage, const unsigned char* kv, int page_size) const {
 #pragma unroll
     for (int h = 0; h < 4; ++h) {
-      const unsigned char* src = kv + (slot[h] < 0 ? 0 : slot[h]) * (kQkDim * 2);
+      const int64_t slot = page[h] < 0 ? 0 : static_cast<int64_t>(page[h]) * page_size + offset[h];
+      const unsigned char* src = kv + slot * (kQkDim * 2);
 #pragma unroll
       for (int k = 0; k < kQkDim / 64; ++k) {
         const int c = 8 * k + sub;
-        dev::copy_async_16(stage + swizzled_offset(row + 16 * h, c), src + 16 * c, slot[h] >= 0);
+        dev::copy_async_16(stage + swizzled_offset(row + 16 * h, c), src + 16 * c, page[h] >= 0);
       }
     }
   }
@@ -160,7 +167,7 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
       for (int it = 0; it < min(num_tiles, 2); ++it) {
         const uint32_t q = seq0 + it;
         copy.fetch_slots(p, tok_begin + it * C::kTile, tok_end, page_begin);
-        copy.issue(stages + (q & 1) * C::kStageBytes, p.kv);
+        copy.issue(stages + (q & 1) * C::kStageBytes, p.kv, p.page_size);
         wg::arrive_when_copies_land(&bars[q & 1]);
       }
       if (num_tiles > 2) copy.fetch_slots(p, tok_begin + 2 * C::kTile, tok_end, page_begin);
@@ -188,7 +195,7 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         wg::named_sync(C::kStageFree, 256);  // warpgroup 0 is done with this stage too
         wg::named_arrive(C::kPFree, 256);
         if (it + 2 < num_tiles) {
-          copy.issue(stages + (q & 1) * C::kStageBytes, p.kv);
+          copy.issue(stages + (q & 1) * C::kStageBytes, p.kv, p.page_size);
           wg::arrive_when_copies_land(&bars[q & 1]);
           if (it + 3 < num_tiles) copy.fetch_slots(p, tok_begin + (it + 3) * C::kTile, tok_end, page_begin);
         }
@@ -206,7 +213,7 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         limit[h] = p.causal ? kv_len - qlen + i : kv_len - 1;
       }
       float m_run[2] = {kNegInf, kNegInf}, l_run[2] = {0.f, 0.f};
-      const uint64_t qdesc = wg::smem_desc(qs, C::kQColumn, 128);
+      const uint64_t qdesc = wg::smem_desc(qs, 16, 1024, true);  // K-major, swizzled like the KV stages
       const uint64_t pdesc = wg::smem_desc(ps, 1024, 128);
       dev::copy_async_wait<0>();
       wg::fence_shared_for_async();
@@ -224,7 +231,7 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
         wg::fence();
 #pragma unroll
         for (int ks = 0; ks < kQkDim / 16; ++ks)
-          wg::mma_m64n64k16(s, wg::desc_advance(qdesc, ks * 2 * C::kQColumn),
+          wg::mma_m64n64k16(s, wg::desc_advance(qdesc, (ks >> 2) * C::kKvAtom + (ks & 3) * 32),
                             wg::desc_advance(kdesc, (ks >> 2) * C::kKvAtom + (ks & 3) * 32), ks > 0);
         wg::commit();
         wg::wait<0>();
