@@ -29,10 +29,9 @@ struct WgmmaDecodeConfig {
   static constexpr int kRows = 64;     // packed rows per workgroup and pass
   static constexpr int kTile = 64;     // KV tokens per stage
   static constexpr int kThreads = 256; // two warpgroups
-  static constexpr int kQColumn = 1024;             // Q: chunk-column stride (no swizzle)
-  static constexpr int kKvAtom = 64 * 128;          // KV stage: one 64-dim atom column of 64 rows
-  static constexpr int kQBytes = kQkDim / 8 * kQColumn;
-  static constexpr int kStageBytes = kQkDim / 64 * kKvAtom;
+  static constexpr int kKvAtom = 64 * 128;          // one 64-dim atom column of 64 rows (Q and KV stages)
+  static constexpr int kQBytes = kQkDim / 64 * kKvAtom;      // Q: 64 rows x 576 dims
+  static constexpr int kStageBytes = kQkDim / 64 * kKvAtom;  // one KV stage: 64 tokens x 576 dims
   static constexpr int kQOffset = 0;
   static constexpr int kStageOffset = kQBytes;                    // two stages, 1 KB aligned
   static constexpr int kPOffset = kStageOffset + 2 * kStageBytes;  // P: 64 rows x 64 tokens bf16, 8 columns of 1 KB
@@ -51,13 +50,6 @@ __device__ __forceinline__ int swizzled_offset(int row, int chunk) {
 }
 
 #if defined(MLASIM_WGMMA)
-// KV slot of token `tok` of the work's request, -1 past the range.
-__device__ __forceinline__ int64_t kv_slot(const DecodeParams& p, int tok, int tok_end, int page_begin) {
-  return tok < tok_end ? static_cast<int64_t>(p.kv_indices[page_begin + tok / p.page_size]) * p.page_size +
-                             tok % p.page_size
-                       : -1;
-}
-
 // Warpgroup 0's share of the Q block copy (once per pass): thread u copies row u/2, chunks 2k + u%2.
 __device__ __forceinline__ void copy_q_rows(unsigned char* block, int u, const DecodeParams& p, const WorkRow& w,
                                             int m0, int packed_rows) {
