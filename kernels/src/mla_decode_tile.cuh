@@ -44,6 +44,26 @@ struct DecodeConfig {
 
 __device__ __forceinline__ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// Where one work sits in its request: KV tokens [tok_begin, tok_end) of kv_len, the request's page-list start and
+// query rows, and the work's tiles of kTile tokens and packed rows. Shared by both decode kernels.
+struct WorkSpan {
+  int kv_len, page_begin, q_begin, qlen, tok_begin, tok_end, num_tiles, packed_rows;
+};
+template <int kTile>
+__device__ __forceinline__ WorkSpan work_span(const DecodeParams& p, const WorkRow& w) {
+  WorkSpan s;
+  const int b = w.batch_idx;
+  s.kv_len = p.batch_kv_len[b];
+  s.page_begin = p.batch_kv_page_begin[b];
+  s.q_begin = p.batch_q_begin[b];
+  s.qlen = p.batch_qlen[b];
+  s.tok_begin = (w.kv_start - s.page_begin) * p.page_size;
+  s.tok_end = min((w.kv_end - s.page_begin) * p.page_size, s.kv_len);
+  s.num_tiles = s.tok_end > s.tok_begin ? ceil_div(s.tok_end - s.tok_begin, kTile) : 0;
+  s.packed_rows = (w.qo_end - w.qo_start) * p.heads;
+  return s;
+}
+
 // KV slot (page * page_size + offset) of each token row this thread copies in the tile starting at `tok0`; -1
 // past the range. The pipeline loads these one tile ahead, so the page table's latency hides behind a tile of
 // compute instead of stalling the copies.
@@ -103,13 +123,10 @@ __device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char*
   unsigned char* pbuf = smem + C::kStages * C::kStageBytes + group * 16 * C::kPRow;
   float* exchange = reinterpret_cast<float*>(smem + C::kStages * C::kStageBytes + C::kPBytes) + group * 64;
 
-  const int b = w.batch_idx;
-  const int kv_len = p.batch_kv_len[b], page_begin = p.batch_kv_page_begin[b];
-  const int q_begin = p.batch_q_begin[b], qlen = p.batch_qlen[b];
-  const int tok_begin = (w.kv_start - page_begin) * p.page_size;
-  const int tok_end = min((w.kv_end - page_begin) * p.page_size, kv_len);
-  const int num_tiles = tok_end > tok_begin ? ceil_div(tok_end - tok_begin, C::kTile) : 0;
-  const int packed_rows = (w.qo_end - w.qo_start) * H;
+  const WorkSpan span = work_span<C::kTile>(p, w);
+  const int kv_len = span.kv_len, page_begin = span.page_begin, q_begin = span.q_begin, qlen = span.qlen;
+  const int tok_begin = span.tok_begin, tok_end = span.tok_end, num_tiles = span.num_tiles;
+  const int packed_rows = span.packed_rows;
   const float kNegInf = -__int_as_float(0x7f800000);
 
   for (int m0 = 0; m0 < packed_rows; m0 += C::kRows) {

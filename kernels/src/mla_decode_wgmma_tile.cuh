@@ -136,13 +136,11 @@ __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned
   auto* bars = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
   const float kNegInf = -__int_as_float(0x7f800000);
 
-  const int b = w.batch_idx, H = p.heads;
-  const int kv_len = p.batch_kv_len[b], page_begin = p.batch_kv_page_begin[b];
-  const int q_begin = p.batch_q_begin[b], qlen = p.batch_qlen[b];
-  const int tok_begin = (w.kv_start - page_begin) * p.page_size;
-  const int tok_end = min((w.kv_end - page_begin) * p.page_size, kv_len);
-  const int num_tiles = tok_end > tok_begin ? ceil_div(tok_end - tok_begin, C::kTile) : 0;
-  const int packed_rows = (w.qo_end - w.qo_start) * H;
+  const int H = p.heads;
+  const WorkSpan span = work_span<C::kTile>(p, w);
+  const int kv_len = span.kv_len, page_begin = span.page_begin, q_begin = span.q_begin, qlen = span.qlen;
+  const int tok_begin = span.tok_begin, tok_end = span.tok_end, num_tiles = span.num_tiles;
+  const int packed_rows = span.packed_rows;
 
   for (int m0 = C::kRows * rank; m0 < packed_rows; m0 += C::kRows * kPair) {
     const uint32_t seq0 = pipe.seq;
