@@ -64,32 +64,36 @@ __device__ __forceinline__ WorkSpan work_span(const DecodeParams& p, const WorkR
   return s;
 }
 
-// KV slot (page * page_size + offset) of each token row this thread copies in the tile starting at `tok0`; -1
-// past the range. The pipeline loads these one tile ahead, so the page table's latency hides behind a tile of
-// compute instead of stalling the copies.
+// Page-table entries of the token rows this thread copies in one tile: physical page (-1 past the range) and
+// offset in it. The pipeline loads them a tile ahead and turns them into slots only when it issues the copies,
+// so the page table's latency hides behind a tile of compute (using a loaded entry right away would stall the
+// warp for the load's whole latency).
+template <class C>
+struct TileRows {
+  int page[C::kRowsPerThread], offset[C::kRowsPerThread];
+};
+
 template <class C>
 __device__ __forceinline__ void fetch_tile_slots(const DecodeParams& p, int tok0, int tok_end, int page_begin,
-                                                 int64_t (&slots)[C::kRowsPerThread]) {
+                                                 TileRows<C>& rows) {
   const int row0 = static_cast<int>(threadIdx.x) / 8;
 #pragma unroll
   for (int k = 0; k < C::kRowsPerThread; ++k) {
     const int tok = tok0 + row0 + k * (C::kThreads / 8);
-    slots[k] = tok < tok_end
-                   ? static_cast<int64_t>(p.kv_indices[page_begin + tok / p.page_size]) * p.page_size +
-                         tok % p.page_size
-                   : -1;
+    rows.page[k] = tok < tok_end ? p.kv_indices[page_begin + tok / p.page_size] : -1;
+    rows.offset[k] = tok % p.page_size;
   }
 }
 
-// Issues the asynchronous copies of one KV tile (its rows' slots from fetch_tile_slots) into `stage`.
+// Issues the asynchronous copies of one KV tile (its rows from fetch_tile_slots) into `stage`.
 template <class C>
-__device__ __forceinline__ void issue_kv_tile(const DecodeParams& p, unsigned char* stage,
-                                              const int64_t (&slots)[C::kRowsPerThread]) {
+__device__ __forceinline__ void issue_kv_tile(const DecodeParams& p, unsigned char* stage, const TileRows<C>& rows) {
   const int tid = static_cast<int>(threadIdx.x);
 #pragma unroll
   for (int k = 0; k < C::kRowsPerThread; ++k) {
-    const bool valid = slots[k] >= 0;
-    const unsigned char* src = valid ? p.kv + slots[k] * (kQkDim * C::kKvBytes) : p.kv;
+    const bool valid = rows.page[k] >= 0;
+    const int64_t slot = valid ? static_cast<int64_t>(rows.page[k]) * p.page_size + rows.offset[k] : 0;
+    const unsigned char* src = p.kv + slot * (kQkDim * C::kKvBytes);
     unsigned char* dst = stage + (tid / 8 + k * (C::kThreads / 8)) * C::kStageRow;
     for (int c = tid % 8; c < C::kChunks; c += 8) dev::copy_async_16(dst + 16 * c, src + 16 * c, valid);
   }
@@ -163,7 +167,7 @@ __device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char*
     float m_run[2] = {kNegInf, kNegInf};
     float l_run[2] = {0.f, 0.f};
 
-    int64_t slots[C::kRowsPerThread];
+    TileRows<C> slots;
 #pragma unroll
     for (int s = 0; s < C::kStages - 1; ++s) {
       if (s < num_tiles) {
