@@ -19,6 +19,8 @@ void launch_mla_decode_splitkv(const DecodeParams& p, bool fp8_kv, int groups, i
 bool wgmma_decode_built();
 int wgmma_pair_for(int packed_rows_per_tile);
 void launch_mla_decode_wgmma(const DecodeParams& p, bool persistent, int pair, int count, hipStream_t stream);
+// Its fp8-KV counterpart (tokens as the MMAs' M, 16 packed rows per pass): one workgroup per cluster or work.
+void launch_mla_decode_wgmma_fp8(const DecodeParams& p, bool persistent, int count, hipStream_t stream);
 // Grid per AITER's reduce launch rules (see reduce_launch.h for the shape).
 void launch_mla_reduce(const ReduceParams& p, int blocks, int max_partials_per_tile, hipStream_t stream);
 

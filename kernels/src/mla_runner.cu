@@ -145,8 +145,9 @@ struct MlaRunner::Impl {
     int tile_rows = 1;
     for (const auto& w : plan.works) tile_rows = std::max(tile_rows, w.qo_rows());
     groups = decode_groups_for(tile_rows * problem.heads);
-    kernel = choose_kernel(requested);
-    pair = kernel == DecodeKernel::wgmma ? wgmma_pair_for(tile_rows * problem.heads) : 1;
+    kernel = choose_kernel(requested, tile_rows * problem.heads);
+    pair = kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::bf16 ? wgmma_pair_for(tile_rows * problem.heads)
+                                                                                 : 1;
 
     dp.q = q.as<uint16_t>();
     dp.kv = kv.as<unsigned char>();
@@ -182,23 +183,30 @@ struct MlaRunner::Impl {
     flush = DeviceBuffer(static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20)) * 2);
   }
 
-  // The wgmma kernel needs bf16 KV, an sm_90a build and a 9.x device; where it can run, automatic takes it (it
-  // was faster on every measured bf16 configuration, docs/kernels.md), else the portable kernel.
-  DecodeKernel choose_kernel(DecodeKernel requested) const {
-    const bool wgmma_ok = wgmma_decode_available() && problem.batch.kv_dtype == DType::bf16;
+  // The wgmma kernels (bf16 and fp8 KV) need an sm_90a build and a 9.x device. Where they can run, automatic
+  // takes them for bf16 KV (faster on every measured configuration) and for fp8 KV with tiles of up to 16 packed
+  // rows; wider fp8 tiles take the portable kernel, whose 32-row passes read the KV half as often as the fp8
+  // wgmma kernel's 16-row passes (measured, docs/kernels.md).
+  DecodeKernel choose_kernel(DecodeKernel requested, int packed_rows_per_tile) const {
+    const bool wgmma_ok = wgmma_decode_available();
     if (requested == DecodeKernel::wgmma && !wgmma_ok)
-      throw InputError("decode", "the wgmma kernel needs bf16 KV, an sm_90a build and a compute capability 9.x GPU");
-    if (requested == DecodeKernel::automatic) return wgmma_ok ? DecodeKernel::wgmma : DecodeKernel::portable;
-    return requested;
+      throw InputError("decode", "the wgmma kernel needs an sm_90a build and a compute capability 9.x GPU");
+    if (requested != DecodeKernel::automatic) return requested;
+    const bool fp8 = problem.batch.kv_dtype == DType::fp8;
+    return wgmma_ok && (!fp8 || packed_rows_per_tile <= 16) ? DecodeKernel::wgmma : DecodeKernel::portable;
   }
 
   void stage1() {
     const bool persistent = plan.kernel == sim::KernelKind::persistent;
+    const bool fp8 = problem.batch.kv_dtype == DType::fp8;
     if (kernel == DecodeKernel::wgmma) {
-      launch_mla_decode_wgmma(dp, persistent, pair, persistent ? plan.num_clusters() : plan.num_works(), nullptr);
+      const int count = persistent ? plan.num_clusters() : plan.num_works();
+      if (fp8)
+        launch_mla_decode_wgmma_fp8(dp, persistent, count, nullptr);
+      else
+        launch_mla_decode_wgmma(dp, persistent, pair, count, nullptr);
       return;
     }
-    const bool fp8 = problem.batch.kv_dtype == DType::fp8;
     if (plan.kernel == sim::KernelKind::persistent)
       launch_mla_decode_persistent(dp, fp8, groups, plan.num_clusters(), nullptr);
     else

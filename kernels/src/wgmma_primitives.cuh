@@ -69,6 +69,22 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
       : "memory");
 }
 
+// Arrives on the mbarrier (release: this thread's earlier shared-memory reads are done before the phase completes).
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(addr) : "memory");
+}
+// Warp-specialised register budgets: every warp of a warpgroup lowers (dec) or raises (inc) its per-thread register
+// count to N; raising waits until the pool has the registers that other warpgroups gave back.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 // Keeps the compiler from moving reads of an accumulator across wgmma.wait.
 template <int N>
 __device__ __forceinline__ void pin(float (&r)[N]) {
@@ -122,6 +138,26 @@ __device__ __forceinline__ void mma_m64n256k16_b_nmajor(float (&d)[128], uint64_
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(a), "l"(b), "r"(accumulate));
+}
+
+// D(64x16) {=, +=} A(64x16, registers) * B(16x16, shared, K-major); fp16 in, fp32 accumulate. A is the
+// m16n8k16 fragment of warp w's rows 16w..16w+15 (four fp16 pairs); its registers must stay untouched until the
+// instruction is complete (wgmma.wait), which the caller marks with pin().
+__device__ __forceinline__ void mma_m64n16k16_f16_ra(float (&d)[8], const uint32_t (&a)[4], uint64_t b,
+                                                     int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, 1, "
+      "0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+}
+
+// Keeps the compiler from reusing the registers of an A fragment before the wgmma that reads them is complete.
+template <int N>
+__device__ __forceinline__ void pin(uint32_t (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
 }  // namespace mlasim::kernels::wg

@@ -51,7 +51,7 @@ struct CaseResult {
   double tolerance = 0;
 };
 
-// One random case, run with the portable kernel and, for bf16 KV where the GPU has it, the wgmma kernel too.
+// One random case, run with the portable kernel and, where the GPU has it, the wgmma kernel too.
 std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std::string>& specs, const Gpu& gpu) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   DecodeBatch batch;
@@ -74,7 +74,7 @@ std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std
   const sim::Plan plan = sim::make_policy(spec)->plan({batch, gpu, clusters});
   const MlaProblem problem = MlaProblem::make(batch, plan, rng());
   std::vector<DecodeKernel> kernels{DecodeKernel::portable};
-  if (batch.kv_dtype == DType::bf16 && wgmma_decode_available()) kernels.push_back(DecodeKernel::wgmma);
+  if (wgmma_decode_available()) kernels.push_back(DecodeKernel::wgmma);
   const auto reference = mla_reference(problem);
   std::vector<CaseResult> results;
   for (const DecodeKernel kernel : kernels) {

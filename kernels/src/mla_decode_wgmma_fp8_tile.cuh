@@ -1,0 +1,495 @@
+#pragma once
+// A workgroup's works with Hopper warpgroup MMAs for fp8 KV (sm_90a). The products are transposed so that a KV
+// tile's 64 tokens are the MMA's M and a pass's 16 packed rows its N, with no padded rows:
+//   S^T (64 tokens x 16 rows)  = K (64 x 576)        * Q^T   36 wgmma m64n16k16, K from registers
+//   O^T (512 dims x 16 rows)  += V^T (512 x 64 tokens) * P^T  32 wgmma m64n16k16, V^T from registers
+// fp8 has no transposed wgmma operand and no fp8 x bf16 product, so each thread reads its fp8 operand bytes from
+// the shared-memory tile and converts them to fp16 pairs in the register fragment layout (exact, one instruction
+// per pair); Q (rounded to fp16 once per pass, so |q| must stay within fp16's range) and P are the B operands in
+// shared memory. The k order inside each 32-dim block of QK^T and each 16-token block of PV, and the dim order
+// inside each 128-dim block of O^T, are permuted so that a lane's operand bytes sit next to each other (one
+// 8-byte load per two QK^T k steps; four 4-byte loads and four byte permutes per two PV blocks and k step); Q, P
+// and the output follow the same orders.
+// Roles: a producer warpgroup (which hands most of its registers to the others) streams every tile of the
+// workgroup's works (each pass of each work, in order) through five shared stages with asynchronous copies whose
+// completion lands on the stage's "full" mbarrier; two consumer warpgroups take every other tile of a pass, each
+// with its own online softmax and accumulators, free a stage (its "empty" mbarrier) as soon as their last read
+// of it is issued, and merge through shared memory at the end of the pass. The producer runs ahead across passes
+// and works, so the copies never wait for a merge. Why this shape (measured on the H100, docs/kernels.md): the
+// MMAs and conversions alone take 75% of the time the copies do, so they must overlap the copies almost fully;
+// two stages per warpgroup, each refilled only after its tile's whole compute, left the copies idle.
+#include <cstdint>
+
+#include "device_primitives.cuh"
+#include "mla_decode_tile.cuh"
+#include "mla_params.h"
+#include "wgmma_primitives.cuh"
+
+namespace mlasim::kernels {
+
+struct WgmmaFp8Config {
+  static constexpr int kRows = 16;        // packed rows per pass (the MMAs' N)
+  static constexpr int kTile = 64;        // KV tokens per stage (the MMAs' M)
+  static constexpr int kConsumers = 256;  // two consumer warpgroups
+  static constexpr int kThreads = kConsumers + 128;  // and the producer warpgroup (one warp copies)
+  // Registers per thread (65536 in all): the producer warpgroup gives most of its share to the consumers.
+  static constexpr int kProducerRegisters = 72, kConsumerRegisters = 216;
+  // fp8 rows padded by 32 bytes (152 words, 24 mod 32 banks): both operand loads below are conflict-free.
+  static constexpr int kStageRow = kQkDim + 32;
+  static constexpr int kStageBytes = kTile * kStageRow;
+  static constexpr int kStages = 5;
+  static constexpr int kTileBytes = kTile * kQkDim;  // bytes a tile's copies bring
+  static constexpr int kAtom = kRows * 128;  // one 64-element column of 16 rows in the 128-byte swizzle
+  static constexpr int kQOffset = 0;         // Q: 16 rows x 576 dims fp16, nine atom columns
+  static constexpr int kQBytes = kQkDim / 64 * kAtom;
+  static constexpr int kPOffset = kQOffset + kQBytes;  // P per consumer warpgroup: 16 rows x 64 tokens fp16
+  static constexpr int kStageOffset = kPOffset + 2 * kAtom;
+  static constexpr int kMergeOffset = kStageOffset + kStages * kStageBytes;  // 16 rows x 128 dims fp32 per round
+  static constexpr int kMergeBytes = kRows * 128 * 4;
+  static constexpr int kMaxOffset = kMergeOffset + kMergeBytes;  // per warpgroup and warp: 16 row maxima
+  static constexpr int kSumOffset = kMaxOffset + 2 * 4 * kRows * 4;  // per warpgroup and warp: 16 row sums
+  static constexpr int kMergeRowOffset = kSumOffset + 2 * 4 * kRows * 4;  // warpgroup 1's maxima and sums
+  static constexpr int kSlotOffset = kMergeRowOffset + 2 * kRows * 4;  // producer: two tables of 64 row slots
+  static constexpr int kBarrierOffset = kSlotOffset + 2 * kTile * 4;     // full[kStages], empty[kStages]
+  static constexpr int kSmemBytes = kBarrierOffset + 2 * kStages * 8;
+  // Named barriers (0 is __syncthreads): one per consumer warpgroup, one for both.
+  static constexpr int kConsumersBarrier = 3, kProducerBarrier = 4;
+  static_assert(kPOffset % 1024 == 0 && kStageOffset % 1024 == 0, "swizzled operands need 1 KB alignment");
+};
+
+// Byte offset of element k of row n in a 16-row operand stored K-major in the 128-byte swizzle.
+__device__ __forceinline__ int swizzled16_offset(int n, int k) {
+  const int e = k & 63;
+  return (k >> 6) * WgmmaFp8Config::kAtom + n * 128 + ((((e >> 3) ^ (n & 7))) << 4) + (e & 7) * 2;
+}
+
+#if defined(MLASIM_WGMMA)
+// Passes of 16 packed rows over a work.
+__device__ __forceinline__ int fp8_passes(const WorkSpan& s) { return ceil_div(s.packed_rows, WgmmaFp8Config::kRows); }
+
+// The tiles of works [first, last) in the order the consumers take them: each pass of each work, tile by tile.
+struct Fp8TileCursor {
+  int wi, last, pass = 0, passes = 0, i = 0;
+  WorkSpan span{};
+  __device__ __forceinline__ Fp8TileCursor(const DecodeParams& p, int first, int last_work) : wi(first), last(last_work) {
+    settle(p);
+  }
+  __device__ __forceinline__ bool done() const { return wi >= last; }
+  // Moves on to the first work at or after wi that has tiles.
+  __device__ __forceinline__ void settle(const DecodeParams& p) {
+    for (; wi < last; ++wi) {
+      span = work_span<WgmmaFp8Config::kTile>(p, p.works[wi]);
+      passes = fp8_passes(span);
+      if (span.num_tiles > 0 && passes > 0) return;
+    }
+  }
+  __device__ __forceinline__ void advance(const DecodeParams& p) {
+    if (++i < span.num_tiles) return;
+    i = 0;
+    if (++pass < passes) return;
+    pass = 0;
+    ++wi;
+    settle(p);
+  }
+  // The slot of token row `row` of the current tile; rows past the range read slot 0 (finite data that the
+  // masked weights multiply by zero), so every tile brings the same bytes.
+  __device__ __forceinline__ int64_t slot(const DecodeParams& p, int row) const {
+    const int tok = span.tok_begin + i * WgmmaFp8Config::kTile + row;
+    return tok < span.tok_end
+               ? static_cast<int64_t>(p.kv_indices[span.page_begin + tok / p.page_size]) * p.page_size + tok % p.page_size
+               : 0;
+  }
+};
+
+// The producer warpgroup: the q-th tile goes to stage q % kStages once the consumers freed it. The tile is copied
+// as the bytes its pages hold: consecutive threads take consecutive 16-byte chunks across row boundaries (chunk
+// c is row c/36, bytes 16 (c%36)), so for pages of 16 or more tokens each warp instruction reads four whole
+// aligned 128-byte lines (a row is 4.5 lines; row-by-row copies split every odd row's lines in two), and each
+// thread's copies arrive on the stage's "full" mbarrier when they land. Threads 0..63 load the page-table entry
+// of their row kAhead tiles ahead into a register ring (loaded right before use, its latency under full memory
+// load would stall every tile) and publish it in a shared table for the tile being issued.
+__device__ void produce_fp8_tiles(const DecodeParams& p, int first, int last, unsigned char* smem) {
+  using C = WgmmaFp8Config;
+  constexpr int kAhead = 3, kChunksPerRow = kQkDim / 16;
+  const int u = static_cast<int>(threadIdx.x) - C::kConsumers;
+  unsigned char* stages = smem + C::kStageOffset;
+  int* tables = reinterpret_cast<int*>(smem + C::kSlotOffset);
+  auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
+  uint64_t* empty = full + C::kStages;
+  Fp8TileCursor ahead(p, first, last);
+  int slot[kAhead];
+  bool valid[kAhead];
+#pragma unroll
+  for (int d = 0; d < kAhead; ++d) {
+    valid[d] = !ahead.done();
+    if (valid[d]) {
+      if (u < C::kTile) slot[d] = static_cast<int>(ahead.slot(p, u));
+      ahead.advance(p);
+    }
+  }
+  for (uint32_t q = 0;;) {
+#pragma unroll
+    for (int d = 0; d < kAhead; ++d, ++q) {
+      if (!valid[d]) return;
+      const int s = static_cast<int>(q % C::kStages);
+      const uint32_t use = q / C::kStages;
+      int* table = tables + (q & 1) * C::kTile;
+      if (u < C::kTile) table[u] = slot[d];
+      if (use > 0) wg::mbarrier_wait(&empty[s], (use - 1) & 1);
+      wg::named_sync(C::kProducerBarrier, 128);
+      unsigned char* stage = stages + s * C::kStageBytes;
+#pragma unroll
+      for (int k = 0; k < C::kTile * kChunksPerRow / 128; ++k) {
+        const int c = u + 128 * k, row = c / kChunksPerRow, ch = c % kChunksPerRow;
+        dev::copy_async_16(stage + row * C::kStageRow + 16 * ch,
+                           p.kv + static_cast<int64_t>(table[row]) * kQkDim + 16 * ch, true);
+      }
+      wg::arrive_when_copies_land(&full[s]);
+      valid[d] = !ahead.done();
+      if (valid[d]) {
+        if (u < C::kTile) slot[d] = static_cast<int>(ahead.slot(p, u));
+        ahead.advance(p);
+      }
+    }
+  }
+}
+
+// Q rows m0 .. m0+15 of the work as fp16 in QK^T's k order (the 256 consumer threads, once per pass). Logical k
+// L = 16s + 8h + 2t + e of a 32-dim block holds dim 8t + 4s + 2h + e, matching the K fragments below.
+__device__ __forceinline__ void stage_q_fp16(unsigned char* qs, const DecodeParams& p, const WorkRow& w, int m0,
+                                             int packed_rows) {
+  using C = WgmmaFp8Config;
+  const int H = p.heads;
+  for (int idx = static_cast<int>(threadIdx.x); idx < C::kRows * kQkDim / 2; idx += C::kConsumers) {
+    const int n = idx / (kQkDim / 2), d = 2 * (idx % (kQkDim / 2));
+    const int pr = m0 + n;
+    uint32_t v = 0;
+    if (pr < packed_rows) {
+      const int64_t qrow = w.qo_start + pr / H;
+      v = *reinterpret_cast<const uint32_t*>(p.q + (qrow * H + pr % H) * kQkDim + d);
+      v = dev::pack_f16x2(dev::bf16_lo(v), dev::bf16_hi(v));
+    }
+    const int dl = d & 31;
+    const int k = (d & ~31) + 16 * ((dl >> 2) & 1) + 8 * ((dl >> 1) & 1) + 2 * (dl >> 3);
+    *reinterpret_cast<uint32_t*>(qs + swizzled16_offset(n, k)) = v;
+  }
+}
+
+// K fragments of one 32-dim block (two k steps) for tokens row and row + 8: a[0..3] the first step, a[4..7] the
+// second.
+__device__ __forceinline__ void k_fragments(uint32_t* a, const unsigned char* r0, const unsigned char* r1) {
+  const uint2 x0 = *reinterpret_cast<const uint2*>(r0), x1 = *reinterpret_cast<const uint2*>(r1);
+  a[0] = dev::fp8x2_to_f16x2(x0.x);
+  a[1] = dev::fp8x2_to_f16x2(x1.x);
+  a[2] = dev::fp8x2_to_f16x2(x0.x >> 16);
+  a[3] = dev::fp8x2_to_f16x2(x1.x >> 16);
+  a[4] = dev::fp8x2_to_f16x2(x0.y);
+  a[5] = dev::fp8x2_to_f16x2(x1.y);
+  a[6] = dev::fp8x2_to_f16x2(x0.y >> 16);
+  a[7] = dev::fp8x2_to_f16x2(x1.y >> 16);
+}
+
+// V^T fragments of one 16-token k step for two 64-dim blocks: the lane's four dims d..d+3 at tokens
+// t, t+4, t+8, t+12 (logical k 2t, 2t+1, 2t+8, 2t+9). Block X's rows g, g+8 are dims d, d+1; block Y's d+2, d+3.
+__device__ __forceinline__ void v_fragments(uint32_t* ax, uint32_t* ay, const unsigned char* tok_t) {
+  constexpr int R = WgmmaFp8Config::kStageRow;
+  const uint32_t w0 = *reinterpret_cast<const uint32_t*>(tok_t);
+  const uint32_t w1 = *reinterpret_cast<const uint32_t*>(tok_t + 4 * R);
+  const uint32_t w2 = *reinterpret_cast<const uint32_t*>(tok_t + 8 * R);
+  const uint32_t w3 = *reinterpret_cast<const uint32_t*>(tok_t + 12 * R);
+  const uint32_t lo01 = dev::interleave_bytes<false>(w0, w1), hi01 = dev::interleave_bytes<true>(w0, w1);
+  const uint32_t lo23 = dev::interleave_bytes<false>(w2, w3), hi23 = dev::interleave_bytes<true>(w2, w3);
+  ax[0] = dev::fp8x2_to_f16x2(lo01);
+  ax[1] = dev::fp8x2_to_f16x2(lo01 >> 16);
+  ax[2] = dev::fp8x2_to_f16x2(lo23);
+  ax[3] = dev::fp8x2_to_f16x2(lo23 >> 16);
+  ay[0] = dev::fp8x2_to_f16x2(hi01);
+  ay[1] = dev::fp8x2_to_f16x2(hi01 >> 16);
+  ay[2] = dev::fp8x2_to_f16x2(hi23);
+  ay[3] = dev::fp8x2_to_f16x2(hi23 >> 16);
+}
+
+// One pass of a work on the consumer warpgroups: rows m0 .. m0+15 against the work's tiles q0, q0+1, ... of the
+// producer's sequence.
+__device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const WorkSpan& span, int m0, uint32_t q0,
+                                 unsigned char* smem) {
+  using C = WgmmaFp8Config;
+  constexpr int R = C::kStageRow;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = (tid >> 5) & 3;
+  const int grp = tid >> 7, g = lane >> 2, t = lane & 3;
+  const int bar = 1 + grp;  // the warpgroup's named barrier
+  unsigned char* qs = smem + C::kQOffset;
+  unsigned char* ps = smem + C::kPOffset + grp * C::kAtom;
+  const unsigned char* stages = smem + C::kStageOffset;
+  float* xmax = reinterpret_cast<float*>(smem + C::kMaxOffset) + grp * 4 * C::kRows;
+  float* xsum = reinterpret_cast<float*>(smem + C::kSumOffset) + grp * 4 * C::kRows;
+  float* xo = reinterpret_cast<float*>(smem + C::kMergeOffset);
+  float* merge_m = reinterpret_cast<float*>(smem + C::kMergeRowOffset);
+  float* merge_l = merge_m + C::kRows;
+  auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
+  uint64_t* empty = full + C::kStages;
+  const float kNegInf = -__int_as_float(0x7f800000);
+  const int H = p.heads, packed_rows = span.packed_rows, tok_end = span.tok_end;
+  const uint64_t qdesc = wg::smem_desc(qs, 16, 1024, true);
+  const uint64_t pdesc = wg::smem_desc(ps, 16, 1024, true);
+  // The lane's rows of the pass (accumulator columns): row_of(r) = 8 (r/2) + 2t + r%2, r = 0..3.
+  auto row_of = [&](int r) { return 8 * (r >> 1) + 2 * t + (r & 1); };
+
+  stage_q_fp16(qs, p, w, m0, packed_rows);
+  wg::fence_shared_for_async();
+  wg::named_sync(C::kConsumersBarrier, C::kConsumers);
+
+  int limit[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int pr = min(m0 + row_of(r), packed_rows - 1);
+    const int i = w.qo_start + pr / H - span.q_begin;  // query token of the request; it sees [0, kv_len - qlen + i]
+    limit[r] = p.causal ? span.kv_len - span.qlen + i : span.kv_len - 1;
+  }
+  const int min_limit = min(min(limit[0], limit[1]), min(limit[2], limit[3]));
+  // o[b][4j + 2h + e]: dim 128 (b/2) + 32 warp + 4g + 2 (b%2) + h of row 8j + 2t + e.
+  float o[8][8];
+#pragma unroll
+  for (int b = 0; b < 8; ++b)
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o[b][i] = 0.f;
+  float m_run[4] = {kNegInf, kNegInf, kNegInf, kNegInf}, l_run[4] = {0.f, 0.f, 0.f, 0.f};
+
+  for (int i = grp; i < span.num_tiles; i += 2) {
+    const uint32_t q = q0 + i;
+    const int s_idx = static_cast<int>(q % C::kStages);
+    wg::mbarrier_wait(&full[s_idx], (q / C::kStages) & 1);
+    const unsigned char* kt = stages + s_idx * C::kStageBytes;
+
+    // S^T = K Q^T: six chunks of three 32-dim blocks, converted while the previous chunk multiplies; even and odd
+    // k steps accumulate separately (two dependency chains of 18 instead of one of 36).
+    float s[8], s2[2][8];
+    {
+      uint32_t a[2][24];
+      const unsigned char* k0 = kt + (16 * warp + g) * R + 8 * t;
+#pragma unroll
+      for (int ch = 0; ch < 6; ++ch) {
+        uint32_t(&buf)[24] = a[ch & 1];
+        if (ch >= 2) {
+          wg::wait<1>();
+          wg::pin(buf);
+        }
+#pragma unroll
+        for (int b = 0; b < 3; ++b) k_fragments(buf + 8 * b, k0 + 32 * (3 * ch + b), k0 + 8 * R + 32 * (3 * ch + b));
+        wg::fence();
+#pragma unroll
+        for (int k = 0; k < 6; ++k) {
+          const int ks = 6 * ch + k;
+          const uint32_t(&frag)[4] = *reinterpret_cast<const uint32_t(*)[4]>(buf + 4 * k);
+          wg::mma_m64n16k16_f16_ra(s2[ks & 1], frag, wg::desc_advance(qdesc, (ks >> 2) * C::kAtom + (ks & 3) * 32),
+                                   ks > 1);
+        }
+        wg::commit();
+      }
+      wg::wait<0>();
+      wg::pin(a[0]);
+      wg::pin(a[1]);
+      wg::pin(s2[0]);
+      wg::pin(s2[1]);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) s[k] = s2[0][k] + s2[1][k];
+    }
+
+    // Mask and row maxima. s[k]: token 16 warp + g + 8 (k/2 % 2) of the tile, row row_of(2 (k/4) + k%2).
+    const int tok0 = span.tok_begin + i * C::kTile;
+    float mx[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
+    if (tok0 + C::kTile <= tok_end && tok0 + C::kTile - 1 <= min_limit) {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) mx[2 * (k >> 2) + (k & 1)] = fmaxf(mx[2 * (k >> 2) + (k & 1)], s[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const int r = 2 * (k >> 2) + (k & 1);
+        const int tok = tok0 + 16 * warp + g + 8 * ((k >> 1) & 1);
+        s[k] = tok < tok_end && tok <= limit[r] ? s[k] : kNegInf;
+        mx[r] = fmaxf(mx[r], s[k]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 4));
+      mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 8));
+      mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 16));
+    }
+    if (g == 0) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) xmax[warp * C::kRows + row_of(r)] = mx[r];
+    }
+    wg::named_sync(bar, 128);
+    const float scale = p.score_scale_log2;
+    float alpha[4], nbase[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int n = row_of(r);
+      const float m =
+          fmaxf(fmaxf(xmax[n], xmax[C::kRows + n]), fmaxf(xmax[2 * C::kRows + n], xmax[3 * C::kRows + n]));
+      const float m_new = fmaxf(m_run[r], m * scale);
+      const float base = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet keeps zero weight
+      alpha[r] = dev::exp2_fast(m_run[r] - base);
+      nbase[r] = -base;
+      m_run[r] = m_new;
+    }
+    // Weights to P (fp16, PV's k order: token tau of a 16-token block at column fp8_p_column(tau)).
+    float rs[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int r = 2 * (k >> 2) + (k & 1), h = (k >> 1) & 1;
+      const float pw = dev::exp2_fast(fmaf(s[k], scale, nbase[r]));
+      rs[r] += pw;
+      const int col = 16 * warp + fp8_p_column(g + 8 * h);
+      *reinterpret_cast<uint16_t*>(ps + swizzled16_offset(row_of(r), col)) =
+          static_cast<uint16_t>(dev::pack_f16x2(pw, 0.f) & 0xffffu);
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) l_run[r] = l_run[r] * alpha[r] + rs[r];
+    if (alpha[0] != 1.f || alpha[1] != 1.f || alpha[2] != 1.f || alpha[3] != 1.f) {
+#pragma unroll
+      for (int b = 0; b < 8; ++b)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) o[b][k] *= alpha[2 * (k >> 2) + (k & 1)];
+    }
+    wg::fence_shared_for_async();
+    wg::named_sync(bar, 128);  // P complete; everyone has read the maxima
+
+    // O^T += V^T P^T in four k steps over the eight 64-dim blocks; each converted while the previous step
+    // multiplies.
+    {
+      uint32_t v[2][32];
+      const unsigned char* vt = kt + t * R + 32 * warp + 4 * g;
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        uint32_t(&buf)[32] = v[kk & 1];
+        if (kk >= 2) {
+          wg::wait<1>();
+          wg::pin(buf);
+        }
+#pragma unroll
+        for (int pp = 0; pp < 4; ++pp) v_fragments(buf + 8 * pp, buf + 8 * pp + 4, vt + 16 * kk * R + 128 * pp);
+        if (kk == 3) wg::mbarrier_arrive(&empty[s_idx]);  // this thread's last read of the stage is done
+        wg::fence();
+#pragma unroll
+        for (int b = 0; b < 8; ++b) {
+          const uint32_t(&frag)[4] = *reinterpret_cast<const uint32_t(*)[4]>(buf + 4 * b);
+          wg::mma_m64n16k16_f16_ra(o[b], frag, wg::desc_advance(pdesc, kk * 32), 1);
+        }
+        wg::commit();
+      }
+      wg::wait<0>();
+      wg::pin(v[0]);
+      wg::pin(v[1]);
+#pragma unroll
+      for (int b = 0; b < 8; ++b) wg::pin(o[b]);
+    }
+  }
+
+  // Row sums of each warpgroup; warpgroup 1 hands its maxima, sums and accumulators (128 dims per round) to
+  // warpgroup 0, which writes the output.
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    l_run[r] += dev::shfl_xor(l_run[r], 4);
+    l_run[r] += dev::shfl_xor(l_run[r], 8);
+    l_run[r] += dev::shfl_xor(l_run[r], 16);
+  }
+  if (g == 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) xsum[warp * C::kRows + row_of(r)] = l_run[r];
+  }
+  wg::named_sync(bar, 128);
+  float l_grp[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int n = row_of(r);
+    l_grp[r] = xsum[n] + xsum[C::kRows + n] + xsum[2 * C::kRows + n] + xsum[3 * C::kRows + n];
+  }
+  if (grp == 1 && warp == 0 && g == 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      merge_m[row_of(r)] = m_run[r];
+      merge_l[row_of(r)] = l_grp[r];
+    }
+  }
+  float c0[4], c1[4];
+#pragma unroll
+  for (int pp = 0; pp < 4; ++pp) {
+    if (grp == 1) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int k0 = 4 * (r >> 1) + (r & 1);
+        *reinterpret_cast<float4*>(xo + row_of(r) * 128 + 32 * warp + 4 * g) =
+            make_float4(o[2 * pp][k0], o[2 * pp][k0 + 2], o[2 * pp + 1][k0], o[2 * pp + 1][k0 + 2]);
+      }
+    }
+    wg::named_sync(C::kConsumersBarrier, C::kConsumers);
+    if (grp == 0) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int n = row_of(r), pr = m0 + n, k0 = 4 * (r >> 1) + (r & 1);
+        if (pp == 0) {
+          const float m1 = merge_m[n], mm = fmaxf(m_run[r], m1);
+          const float base = mm == kNegInf ? 0.f : mm;
+          const float f0 = dev::exp2_fast(m_run[r] - base), f1 = dev::exp2_fast(m1 - base);
+          const float l = l_grp[r] * f0 + merge_l[n] * f1;
+          const float inv = l > 0.f ? p.out_scale / l : 0.f;
+          c0[r] = f0 * inv;
+          c1[r] = f1 * inv;
+          if (w.partial_qo_loc >= 0 && warp == 0 && g == 0 && pr < packed_rows)
+            p.partial_lse[(w.partial_qo_loc + pr / H) * H + pr % H] =
+                l > 0.f ? (mm + log2f(l)) * 0.6931471805599453f : kNegInf;
+        }
+        if (pr >= packed_rows) continue;
+        const int64_t qrow = pr / H, head = pr % H;
+        const int d = 128 * pp + 32 * warp + 4 * g;
+        const float4 x = *reinterpret_cast<const float4*>(xo + n * 128 + 32 * warp + 4 * g);
+        const float y0 = o[2 * pp][k0] * c0[r] + x.x * c1[r], y1 = o[2 * pp][k0 + 2] * c0[r] + x.y * c1[r];
+        const float y2 = o[2 * pp + 1][k0] * c0[r] + x.z * c1[r], y3 = o[2 * pp + 1][k0 + 2] * c0[r] + x.w * c1[r];
+        if (w.partial_qo_loc < 0) {
+          uint16_t* dst = p.out + ((w.qo_start + qrow) * H + head) * kVDim + d;
+          *reinterpret_cast<uint2*>(dst) = make_uint2(dev::pack_bf16x2(y0, y1), dev::pack_bf16x2(y2, y3));
+        } else {
+          float* dst = p.partial_out + ((w.partial_qo_loc + qrow) * H + head) * kVDim + d;
+          *reinterpret_cast<float4*>(dst) = make_float4(y0, y1, y2, y3);
+        }
+      }
+    }
+    wg::named_sync(C::kConsumersBarrier, C::kConsumers);  // the round's exchange (and, last, Q) is free again
+  }
+}
+#endif
+
+// Works [first, last) on one workgroup: mbarriers, then the producer warp and the two consumer warpgroups.
+__device__ void run_works_wgmma_fp8(const DecodeParams& p, int first, int last, unsigned char* smem) {
+#if defined(MLASIM_WGMMA)
+  using C = WgmmaFp8Config;
+  auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < C::kStages; ++i) {
+      wg::mbarrier_init(&full[i], 128);  // full: every producer thread, when its copies land
+      wg::mbarrier_init(&full[C::kStages + i], 128);  // empty: every thread of the consuming warpgroup
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x >= C::kConsumers) {
+    wg::setmaxnreg_dec<C::kProducerRegisters>();
+    produce_fp8_tiles(p, first, last, smem);
+    return;
+  }
+  wg::setmaxnreg_inc<C::kConsumerRegisters>();
+  uint32_t q0 = 0;
+  for (int wi = first; wi < last; ++wi) {
+    const WorkRow& w = p.works[wi];
+    const WorkSpan span = work_span<C::kTile>(p, w);
+    for (int pass = 0; pass < fp8_passes(span); ++pass, q0 += span.num_tiles)
+      consume_fp8_pass(p, w, span, pass * C::kRows, q0, smem);
+  }
+#else
+  (void)p, (void)first, (void)last, (void)smem;
+#endif
+}
+
+}  // namespace mlasim::kernels
