@@ -184,16 +184,18 @@ struct MlaRunner::Impl {
   }
 
   // The wgmma kernels (bf16 and fp8 KV) need an sm_90a build and a 9.x device. Where they can run, automatic
-  // takes them for bf16 KV (faster on every measured configuration) and for fp8 KV with tiles of up to 16 packed
-  // rows; wider fp8 tiles take the portable kernel, whose 32-row passes read the KV half as often as the fp8
-  // wgmma kernel's 16-row passes (measured, docs/kernels.md).
+  // takes them for bf16 KV (faster on every measured configuration) and for fp8 KV where its kernel measured
+  // faster: tiles of up to 16 packed rows on pages of 64 tokens or more. Wider fp8 tiles are re-read per 16-row
+  // pass (the portable kernel's passes take 32 rows), and on pages of 1 or 16 the portable kernel measured
+  // faster (docs/kernels.md).
   DecodeKernel choose_kernel(DecodeKernel requested, int packed_rows_per_tile) const {
     const bool wgmma_ok = wgmma_decode_available();
     if (requested == DecodeKernel::wgmma && !wgmma_ok)
       throw InputError("decode", "the wgmma kernel needs an sm_90a build and a compute capability 9.x GPU");
     if (requested != DecodeKernel::automatic) return requested;
     const bool fp8 = problem.batch.kv_dtype == DType::fp8;
-    return wgmma_ok && (!fp8 || packed_rows_per_tile <= 16) ? DecodeKernel::wgmma : DecodeKernel::portable;
+    const bool fp8_wins = packed_rows_per_tile <= 16 && problem.batch.page_size >= 64;
+    return wgmma_ok && (!fp8 || fp8_wins) ? DecodeKernel::wgmma : DecodeKernel::portable;
   }
 
   void stage1() {
