@@ -108,6 +108,28 @@ __device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t pair) {
 #endif
 }
 
+// Two floats to an fp8 e4m3 pair (low byte = first), round to nearest even, saturating at +-448.
+__device__ __forceinline__ uint32_t pack_e4m3x2(float lo, float hi) {
+#if defined(MLASIM_NV_PRIMITIVES)
+  unsigned short r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  auto one = [](float f) -> uint32_t {
+    const uint32_t sign = (__float_as_uint(f) >> 24) & 0x80u;
+    const float a = fminf(fabsf(f), 448.f);
+    if (a < 0.015625f) return sign | static_cast<uint32_t>(rintf(a * 512.f));  // subnormal: 2^-9 steps
+    int e;
+    const float m = frexpf(a, &e);                            // a = m 2^e, m in [0.5, 1)
+    float q = rintf(m * 16.f);                                // 4 significant bits
+    if (q == 16.f) q = 8.f, ++e;
+    const uint32_t v = (static_cast<uint32_t>(e + 6) << 3) | (static_cast<uint32_t>(q) & 7u);
+    return sign | (v > 0x7eu ? 0x7eu : v);
+  };
+  return one(lo) | (one(hi) << 8);
+#endif
+}
+
 // Bytes of a and b interleaved: (a0 b0 a1 b1) for kHigh false, (a2 b2 a3 b3) for kHigh true (low byte first).
 template <bool kHigh>
 __device__ __forceinline__ uint32_t interleave_bytes(uint32_t a, uint32_t b) {

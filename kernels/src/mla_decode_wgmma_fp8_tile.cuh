@@ -1,15 +1,18 @@
 #pragma once
-// A workgroup's works with Hopper warpgroup MMAs for fp8 KV (sm_90a). The products are transposed so that a KV
-// tile's 64 tokens are the MMA's M and a pass's 16 packed rows its N, with no padded rows:
-//   S^T (64 tokens x 16 rows)  = K (64 x 576)        * Q^T   36 wgmma m64n16k16, K from registers
-//   O^T (512 dims x 16 rows)  += V^T (512 x 64 tokens) * P^T  32 wgmma m64n16k16, V^T from registers
-// fp8 has no transposed wgmma operand and no fp8 x bf16 product, so each thread reads its fp8 operand bytes from
-// the shared-memory tile and converts them to fp16 pairs in the register fragment layout (exact, one instruction
-// per pair); Q (rounded to fp16 once per pass, so |q| must stay within fp16's range) and P are the B operands in
-// shared memory. The k order inside each 32-dim block of QK^T and each 16-token block of PV, and the dim order
-// inside each 128-dim block of O^T, are permuted so that a lane's operand bytes sit next to each other (one
-// 8-byte load per two QK^T k steps; four 4-byte loads and four byte permutes per two PV blocks and k step); Q, P
-// and the output follow the same orders.
+// A workgroup's works with Hopper warpgroup MMAs for fp8 KV (sm_90a). A KV tile's 64 tokens are the MMAs' M and
+// a pass's 16 packed rows their N, so no row is padded:
+//   S^T (64 tokens x 32)  = K (64 x 576, fp8, shared) * [Qhi; Qlo]^T (fp8, shared)    18 wgmma m64n32k32 e4m3
+//   O^T (512 dims x 16) += V^T (512 x 64 tokens) * P^T (fp16, shared)                  32 wgmma m64n16k16 f16
+// QK^T runs on the fp8 tensor cores straight from the tile: each Q row r is split into two fp8 rows,
+// hi = e4m3(q s_r) and lo = e4m3(16 (q s_r - hi)), with s_r a power of two that puts the row's largest element
+// near e4m3's 448; hi + lo / 16 keeps 8 significant bits, as many as the bf16 input has, and S = (S_hi +
+// S_lo / 16) / s_r. fp8 has no transposed wgmma operand and no fp8 x fp16 product, so for PV each thread reads
+// its V bytes from the tile and converts them to fp16 pairs in the register fragment layout (exact, one
+// instruction per pair); the dim order inside each 128-dim block of O^T is permuted so that a lane's four dims
+// are adjacent bytes, and the output puts them back.
+// Shared layouts: the K tile and Q are K-major in the 128-byte swizzle (four columns of 128 dims) plus a tail of
+// the last 64 dims in the 64-byte swizzle, so a stage is exactly the tile's 36 KB; P is fp16, K-major, 128-byte
+// swizzle.
 // Roles: a producer warpgroup (which hands most of its registers to the others) streams every tile of the
 // workgroup's works (each pass of each work, in order) through five shared stages with asynchronous copies whose
 // completion lands on the stage's "full" mbarrier; two consumer warpgroups take every other tile of a pass, each
@@ -28,39 +31,58 @@
 namespace mlasim::kernels {
 
 struct WgmmaFp8Config {
-  static constexpr int kRows = 16;        // packed rows per pass (the MMAs' N)
+  static constexpr int kRows = 16;        // packed rows per pass (the MMAs' N; QK^T's N is hi and lo: 32)
   static constexpr int kTile = 64;        // KV tokens per stage (the MMAs' M)
   static constexpr int kConsumers = 256;  // two consumer warpgroups
-  static constexpr int kThreads = kConsumers + 128;  // and the producer warpgroup (one warp copies)
-  // Registers per thread (65536 in all): the producer warpgroup gives most of its share to the consumers.
-  static constexpr int kProducerRegisters = 72, kConsumerRegisters = 216;
-  // fp8 rows padded by 32 bytes (152 words, 24 mod 32 banks): both operand loads below are conflict-free.
-  static constexpr int kStageRow = kQkDim + 32;
-  static constexpr int kStageBytes = kTile * kStageRow;
+  static constexpr int kThreads = kConsumers + 128;  // and the producer warpgroup
+  // Registers per thread: the launch gives every thread 168 (65536 / 384, rounded down to 8); the producer
+  // warpgroup gives most of its share to the consumers. The split must add up exactly, or the consumers'
+  // setmaxnreg.inc waits forever for registers nobody returns.
+  static constexpr int kLaunchRegisters = 168;
+  static constexpr int kProducerRegisters = 88, kConsumerRegisters = 208;
+  static_assert(kProducerRegisters + 2 * kConsumerRegisters == 3 * kLaunchRegisters, "register split must balance");
   static constexpr int kStages = 5;
-  static constexpr int kTileBytes = kTile * kQkDim;  // bytes a tile's copies bring
-  static constexpr int kAtom = kRows * 128;  // one 64-element column of 16 rows in the 128-byte swizzle
-  static constexpr int kQOffset = 0;         // Q: 16 rows x 576 dims fp16, nine atom columns
-  static constexpr int kQBytes = kQkDim / 64 * kAtom;
+  static constexpr int kTileBytes = kTile * kQkDim;  // a stage: four 128-byte-swizzle columns and a 64-byte tail
+  static constexpr int kColumn = kTile * 128;         // one column of 128 dims of the tile
+  static constexpr int kTailOffset = 4 * kColumn;     // dims 512..575, 64 bytes a row
+  static constexpr int kQColumn = 2 * kRows * 128;    // Q's column: hi rows 0..15, lo rows 16..31
+  static constexpr int kQTailOffset = 4 * kQColumn;
+  static constexpr int kQOffset = 0;
+  static constexpr int kQBytes = kQTailOffset + 2 * kRows * 64;
+  static constexpr int kAtom = kRows * 128;  // P: one 64-element fp16 column of 16 rows in the 128-byte swizzle
   static constexpr int kPOffset = kQOffset + kQBytes;  // P per consumer warpgroup: 16 rows x 64 tokens fp16
   static constexpr int kStageOffset = kPOffset + 2 * kAtom;
-  static constexpr int kMergeOffset = kStageOffset + kStages * kStageBytes;  // 16 rows x 128 dims fp32 per round
+  static constexpr int kMergeOffset = kStageOffset + kStages * kTileBytes;  // 16 rows x 128 dims fp32 per round
   static constexpr int kMergeBytes = kRows * 128 * 4;
   static constexpr int kMaxOffset = kMergeOffset + kMergeBytes;  // per warpgroup and warp: 16 row maxima
   static constexpr int kSumOffset = kMaxOffset + 2 * 4 * kRows * 4;  // per warpgroup and warp: 16 row sums
   static constexpr int kMergeRowOffset = kSumOffset + 2 * 4 * kRows * 4;  // warpgroup 1's maxima and sums
-  static constexpr int kSlotOffset = kMergeRowOffset + 2 * kRows * 4;  // producer: two tables of 64 row slots
+  static constexpr int kQScaleOffset = kMergeRowOffset + 2 * kRows * 4;   // rows' 1 / s_r
+  static constexpr int kSlotOffset = kQScaleOffset + kRows * 4;           // producer: two tables of 64 row slots
   static constexpr int kBarrierOffset = kSlotOffset + 2 * kTile * 4;     // full[kStages], empty[kStages]
   static constexpr int kSmemBytes = kBarrierOffset + 2 * kStages * 8;
-  // Named barriers (0 is __syncthreads): one per consumer warpgroup, one for both.
+  // Named barriers (0 is __syncthreads): one per consumer warpgroup, one for both, one for the producer.
   static constexpr int kConsumersBarrier = 3, kProducerBarrier = 4;
-  static_assert(kPOffset % 1024 == 0 && kStageOffset % 1024 == 0, "swizzled operands need 1 KB alignment");
+  static_assert(kPOffset % 1024 == 0 && kStageOffset % 1024 == 0 && kTileBytes % 1024 == 0,
+                "swizzled operands need 1 KB alignment");
 };
 
-// Byte offset of element k of row n in a 16-row operand stored K-major in the 128-byte swizzle.
+// Byte offset of element k of row n in a 16-row fp16 operand stored K-major in the 128-byte swizzle (P).
 __device__ __forceinline__ int swizzled16_offset(int n, int k) {
   const int e = k & 63;
   return (k >> 6) * WgmmaFp8Config::kAtom + n * 128 + ((((e >> 3) ^ (n & 7))) << 4) + (e & 7) * 2;
+}
+
+// Byte offset of byte b (dim b) of row r in an fp8 K-major operand of `rows` rows: dims 0..511 in four columns
+// of the 128-byte swizzle, dims 512..575 in a tail of the 64-byte swizzle.
+template <int kRowsOfOperand>
+__device__ __forceinline__ int fp8_operand_offset(int r, int b) {
+  if (b < 512) {
+    const int j = (b >> 4) & 7;
+    return (b >> 7) * (kRowsOfOperand * 128) + r * 128 + ((j ^ (r & 7)) << 4) + (b & 15);
+  }
+  const int j = (b - 512) >> 4;
+  return 4 * kRowsOfOperand * 128 + r * 64 + ((j ^ ((r >> 1) & 3)) << 4) + (b & 15);
 }
 
 #if defined(MLASIM_WGMMA)
@@ -101,8 +123,8 @@ struct Fp8TileCursor {
   }
 };
 
-// The producer warpgroup: the q-th tile goes to stage q % kStages once the consumers freed it. The tile is copied
-// as the bytes its pages hold: consecutive threads take consecutive 16-byte chunks across row boundaries (chunk
+// The producer warpgroup: the q-th tile goes to stage q % kStages once the consumers freed it, into the swizzled
+// layout above. The tile is copied as the bytes its pages hold: consecutive threads take consecutive 16-byte chunks across row boundaries (chunk
 // c is row c/36, bytes 16 (c%36)), so for pages of 16 or more tokens each warp instruction reads four whole
 // aligned 128-byte lines (a row is 4.5 lines; row-by-row copies split every odd row's lines in two), and each
 // thread's copies arrive on the stage's "full" mbarrier when they land. Threads 0..63 load the page-table entry
@@ -137,11 +159,15 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, int first, int last, un
       if (u < C::kTile) table[u] = slot[d];
       if (use > 0) wg::mbarrier_wait(&empty[s], (use - 1) & 1);
       wg::named_sync(C::kProducerBarrier, 128);
-      unsigned char* stage = stages + s * C::kStageBytes;
+      unsigned char* stage = stages + s * C::kTileBytes;
+      // The chunk offsets below are the same every tile; recomputing them is cheaper than the 36 registers the
+      // compiler would otherwise keep them in (the producer runs on few registers).
+      int uu = u;
+      asm volatile("" : "+r"(uu));
 #pragma unroll
       for (int k = 0; k < C::kTile * kChunksPerRow / 128; ++k) {
-        const int c = u + 128 * k, row = c / kChunksPerRow, ch = c % kChunksPerRow;
-        dev::copy_async_16(stage + row * C::kStageRow + 16 * ch,
+        const int c = uu + 128 * k, row = c / kChunksPerRow, ch = c % kChunksPerRow;
+        dev::copy_async_16(stage + fp8_operand_offset<C::kTile>(row, 16 * ch),
                            p.kv + static_cast<int64_t>(table[row]) * kQkDim + 16 * ch, true);
       }
       wg::arrive_when_copies_land(&full[s]);
@@ -154,51 +180,62 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, int first, int last, un
   }
 }
 
-// Q rows m0 .. m0+15 of the work as fp16 in QK^T's k order (the 256 consumer threads, once per pass). Logical k
-// L = 16s + 8h + 2t + e of a 32-dim block holds dim 8t + 4s + 2h + e, matching the K fragments below.
-__device__ __forceinline__ void stage_q_fp16(unsigned char* qs, const DecodeParams& p, const WorkRow& w, int m0,
-                                             int packed_rows) {
+// Q rows m0 .. m0+15 of the work as fp8 hi (rows 0..15) and lo (rows 16..31) parts in the K tile's layout, and
+// each row's 1 / s_r (the 256 consumer threads, once per pass; warp w takes rows 2w and 2w + 1).
+__device__ __forceinline__ void stage_q_fp8(unsigned char* qs, float* q_inv_scale, const DecodeParams& p,
+                                            const WorkRow& w, int m0, int packed_rows) {
   using C = WgmmaFp8Config;
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
   const int H = p.heads;
-  for (int idx = static_cast<int>(threadIdx.x); idx < C::kRows * kQkDim / 2; idx += C::kConsumers) {
-    const int n = idx / (kQkDim / 2), d = 2 * (idx % (kQkDim / 2));
-    const int pr = m0 + n;
-    uint32_t v = 0;
-    if (pr < packed_rows) {
-      const int64_t qrow = w.qo_start + pr / H;
-      v = *reinterpret_cast<const uint32_t*>(p.q + (qrow * H + pr % H) * kQkDim + d);
-      v = dev::pack_f16x2(dev::bf16_lo(v), dev::bf16_hi(v));
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int n = 2 * warp + rr, pr = m0 + n;
+    uint32_t v[kQkDim / 64];  // the lane's bf16 pairs: dims 2 (lane + 32 m)
+    float amax = 0.f;
+#pragma unroll
+    for (int m = 0; m < kQkDim / 64; ++m) {
+      v[m] = 0;
+      if (pr < packed_rows) {
+        const int64_t qrow = w.qo_start + pr / H;
+        v[m] = *reinterpret_cast<const uint32_t*>(p.q + (qrow * H + pr % H) * kQkDim + 2 * (lane + 32 * m));
+      }
+      amax = fmaxf(amax, fmaxf(fabsf(dev::bf16_lo(v[m])), fabsf(dev::bf16_hi(v[m]))));
     }
-    const int dl = d & 31;
-    const int k = (d & ~31) + 16 * ((dl >> 2) & 1) + 8 * ((dl >> 1) & 1) + 2 * (dl >> 3);
-    *reinterpret_cast<uint32_t*>(qs + swizzled16_offset(n, k)) = v;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, dev::shfl_xor(amax, o));
+    // s_r = 2^e with amax s_r in (224, 448]: exact scaling, and hi stays finite.
+    const float scale = amax > 0.f ? exp2f(floorf(log2f(448.f / amax))) : 1.f;
+    if (lane == 0) q_inv_scale[n] = 1.f / scale;
+#pragma unroll
+    for (int m = 0; m < kQkDim / 64; ++m) {
+      const float x0 = dev::bf16_lo(v[m]) * scale, x1 = dev::bf16_hi(v[m]) * scale;
+      const uint32_t hi = dev::pack_e4m3x2(x0, x1);
+      const float r0 = x0 - dev::fp8_e4m3_to_float(hi & 0xffu), r1 = x1 - dev::fp8_e4m3_to_float(hi >> 8);
+      const uint32_t lo = dev::pack_e4m3x2(16.f * r0, 16.f * r1);
+      const int d = 2 * (lane + 32 * m);
+      *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n, d)) = static_cast<uint16_t>(hi);
+      *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n + C::kRows, d)) =
+          static_cast<uint16_t>(lo);
+    }
   }
 }
 
-// K fragments of one 32-dim block (two k steps) for tokens row and row + 8: a[0..3] the first step, a[4..7] the
-// second.
-__device__ __forceinline__ void k_fragments(uint32_t* a, const unsigned char* r0, const unsigned char* r1) {
-  const uint2 x0 = *reinterpret_cast<const uint2*>(r0), x1 = *reinterpret_cast<const uint2*>(r1);
-  a[0] = dev::fp8x2_to_f16x2(x0.x);
-  a[1] = dev::fp8x2_to_f16x2(x1.x);
-  a[2] = dev::fp8x2_to_f16x2(x0.x >> 16);
-  a[3] = dev::fp8x2_to_f16x2(x1.x >> 16);
-  a[4] = dev::fp8x2_to_f16x2(x0.y);
-  a[5] = dev::fp8x2_to_f16x2(x1.y);
-  a[6] = dev::fp8x2_to_f16x2(x0.y >> 16);
-  a[7] = dev::fp8x2_to_f16x2(x1.y >> 16);
-}
-
-// V^T fragments of one 16-token k step for two 64-dim blocks: the lane's four dims d..d+3 at tokens
-// t, t+4, t+8, t+12 (logical k 2t, 2t+1, 2t+8, 2t+9). Block X's rows g, g+8 are dims d, d+1; block Y's d+2, d+3.
-__device__ __forceinline__ void v_fragments(uint32_t* ax, uint32_t* ay, const unsigned char* tok_t) {
-  constexpr int R = WgmmaFp8Config::kStageRow;
-  const uint32_t w0 = *reinterpret_cast<const uint32_t*>(tok_t);
-  const uint32_t w1 = *reinterpret_cast<const uint32_t*>(tok_t + 4 * R);
-  const uint32_t w2 = *reinterpret_cast<const uint32_t*>(tok_t + 8 * R);
-  const uint32_t w3 = *reinterpret_cast<const uint32_t*>(tok_t + 12 * R);
-  const uint32_t lo01 = dev::interleave_bytes<false>(w0, w1), hi01 = dev::interleave_bytes<true>(w0, w1);
-  const uint32_t lo23 = dev::interleave_bytes<false>(w2, w3), hi23 = dev::interleave_bytes<true>(w2, w3);
+// V^T fragments of one 16-token k step (tokens k0 .. k0+15) for the two 64-dim blocks of pair pp: the lane's
+// four dims d..d+3 (d = 128 pp + 32 warp + 4g) at tokens k0 + 2t, 2t+1, 2t+8, 2t+9 (the fragment's own k
+// order). Block X's rows g, g+8 are dims d, d+1; block Y's d+2, d+3. In the swizzled tile those tokens put the
+// eight lanes of one token row on eight distinct 16-byte chunks: the loads are conflict-free.
+__device__ __forceinline__ void v_fragments(uint32_t* ax, uint32_t* ay, const unsigned char* tile, int k0, int pp,
+                                            int warp, int g, int t) {
+  uint32_t wd[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int tok = k0 + 2 * t + (i & 1) + 8 * (i >> 1);
+    const int j = 2 * warp + (g >> 2);
+    wd[i] = *reinterpret_cast<const uint32_t*>(tile + pp * WgmmaFp8Config::kColumn + tok * 128 +
+                                               ((j ^ (tok & 7)) << 4) + 4 * (g & 3));
+  }
+  const uint32_t lo01 = dev::interleave_bytes<false>(wd[0], wd[1]), hi01 = dev::interleave_bytes<true>(wd[0], wd[1]);
+  const uint32_t lo23 = dev::interleave_bytes<false>(wd[2], wd[3]), hi23 = dev::interleave_bytes<true>(wd[2], wd[3]);
   ax[0] = dev::fp8x2_to_f16x2(lo01);
   ax[1] = dev::fp8x2_to_f16x2(lo01 >> 16);
   ax[2] = dev::fp8x2_to_f16x2(lo23);
@@ -214,7 +251,6 @@ __device__ __forceinline__ void v_fragments(uint32_t* ax, uint32_t* ay, const un
 __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const WorkSpan& span, int m0, uint32_t q0,
                                  unsigned char* smem) {
   using C = WgmmaFp8Config;
-  constexpr int R = C::kStageRow;
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = (tid >> 5) & 3;
   const int grp = tid >> 7, g = lane >> 2, t = lane & 3;
   const int bar = 1 + grp;  // the warpgroup's named barrier
@@ -226,18 +262,24 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
   float* xo = reinterpret_cast<float*>(smem + C::kMergeOffset);
   float* merge_m = reinterpret_cast<float*>(smem + C::kMergeRowOffset);
   float* merge_l = merge_m + C::kRows;
+  float* q_inv_scale = reinterpret_cast<float*>(smem + C::kQScaleOffset);
   auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
   uint64_t* empty = full + C::kStages;
   const float kNegInf = -__int_as_float(0x7f800000);
   const int H = p.heads, packed_rows = span.packed_rows, tok_end = span.tok_end;
-  const uint64_t qdesc = wg::smem_desc(qs, 16, 1024, true);
   const uint64_t pdesc = wg::smem_desc(ps, 16, 1024, true);
+  const uint64_t qdesc = wg::smem_desc(qs, 16, 1024, true);
+  const uint64_t qtail = wg::smem_desc_swizzle64(qs + C::kQTailOffset, 512);
   // The lane's rows of the pass (accumulator columns): row_of(r) = 8 (r/2) + 2t + r%2, r = 0..3.
   auto row_of = [&](int r) { return 8 * (r >> 1) + 2 * t + (r & 1); };
 
-  stage_q_fp16(qs, p, w, m0, packed_rows);
+  stage_q_fp8(qs, q_inv_scale, p, w, m0, packed_rows);
   wg::fence_shared_for_async();
   wg::named_sync(C::kConsumersBarrier, C::kConsumers);
+  // Score scale per row (the softmax scale, log2 e, the KV scale and Q's 1 / s_r), applied inside the exponent.
+  float scale[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) scale[r] = p.score_scale_log2 * q_inv_scale[row_of(r)];
 
   int limit[4];
 #pragma unroll
@@ -259,40 +301,35 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
     const uint32_t q = q0 + i;
     const int s_idx = static_cast<int>(q % C::kStages);
     wg::mbarrier_wait(&full[s_idx], (q / C::kStages) & 1);
-    const unsigned char* kt = stages + s_idx * C::kStageBytes;
+    const unsigned char* kt = stages + s_idx * C::kTileBytes;
 
-    // S^T = K Q^T: six chunks of three 32-dim blocks, converted while the previous chunk multiplies; even and odd
-    // k steps accumulate separately (two dependency chains of 18 instead of one of 36).
-    float s[8], s2[2][8];
+    // S^T = K [Qhi; Qlo]^T on the fp8 tensor cores, both operands in shared memory: 16 k steps over the four
+    // 128-dim columns and 2 over the 64-dim tail, even and odd steps in separate sums (two dependency chains).
+    float s[8];
     {
-      uint32_t a[2][24];
-      const unsigned char* k0 = kt + (16 * warp + g) * R + 8 * t;
+      float acc[2][16];
+      // Descriptors are a base plus an add each; Q's bases are re-read per tile so that the compiler does not
+      // keep 36 precomputed descriptors alive across the loop (it spilled them).
+      uint64_t qd = qdesc, qt = qtail;
+      asm volatile("" : "+l"(qd), "+l"(qt));
+      const uint64_t kd = wg::smem_desc(kt, 16, 1024, true);
+      const uint64_t ktl = wg::smem_desc_swizzle64(kt + C::kTailOffset, 512);
+      wg::fence();
 #pragma unroll
-      for (int ch = 0; ch < 6; ++ch) {
-        uint32_t(&buf)[24] = a[ch & 1];
-        if (ch >= 2) {
-          wg::wait<1>();
-          wg::pin(buf);
-        }
-#pragma unroll
-        for (int b = 0; b < 3; ++b) k_fragments(buf + 8 * b, k0 + 32 * (3 * ch + b), k0 + 8 * R + 32 * (3 * ch + b));
-        wg::fence();
-#pragma unroll
-        for (int k = 0; k < 6; ++k) {
-          const int ks = 6 * ch + k;
-          const uint32_t(&frag)[4] = *reinterpret_cast<const uint32_t(*)[4]>(buf + 4 * k);
-          wg::mma_m64n16k16_f16_ra(s2[ks & 1], frag, wg::desc_advance(qdesc, (ks >> 2) * C::kAtom + (ks & 3) * 32),
-                                   ks > 1);
-        }
-        wg::commit();
+      for (int ks = 0; ks < kQkDim / 32; ++ks) {
+        const uint64_t a = ks < 16 ? wg::desc_advance(kd, (ks >> 2) * C::kColumn + (ks & 3) * 32)
+                                   : wg::desc_advance(ktl, (ks - 16) * 32);
+        const uint64_t b = ks < 16 ? wg::desc_advance(qd, (ks >> 2) * C::kQColumn + (ks & 3) * 32)
+                                   : wg::desc_advance(qt, (ks - 16) * 32);
+        wg::mma_m64n32k32_e4m3(acc[ks & 1], a, b, ks > 1);
       }
+      wg::commit();
       wg::wait<0>();
-      wg::pin(a[0]);
-      wg::pin(a[1]);
-      wg::pin(s2[0]);
-      wg::pin(s2[1]);
+      wg::pin(acc[0]);
+      wg::pin(acc[1]);
+      // acc[.][4j + 2h + e]: token 16 warp + g + 8h, column 8j + 2t + e; columns 16.. are the lo rows.
 #pragma unroll
-      for (int k = 0; k < 8; ++k) s[k] = s2[0][k] + s2[1][k];
+      for (int k = 0; k < 8; ++k) s[k] = (acc[0][k] + acc[1][k]) + 0.0625f * (acc[0][k + 8] + acc[1][k + 8]);
     }
 
     // Mask and row maxima. s[k]: token 16 warp + g + 8 (k/2 % 2) of the tile, row row_of(2 (k/4) + k%2).
@@ -321,27 +358,26 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
       for (int r = 0; r < 4; ++r) xmax[warp * C::kRows + row_of(r)] = mx[r];
     }
     wg::named_sync(bar, 128);
-    const float scale = p.score_scale_log2;
     float alpha[4], nbase[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const int n = row_of(r);
       const float m =
           fmaxf(fmaxf(xmax[n], xmax[C::kRows + n]), fmaxf(xmax[2 * C::kRows + n], xmax[3 * C::kRows + n]));
-      const float m_new = fmaxf(m_run[r], m * scale);
+      const float m_new = fmaxf(m_run[r], m * scale[r]);
       const float base = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet keeps zero weight
       alpha[r] = dev::exp2_fast(m_run[r] - base);
       nbase[r] = -base;
       m_run[r] = m_new;
     }
-    // Weights to P (fp16, PV's k order: token tau of a 16-token block at column fp8_p_column(tau)).
+    // Weights to P (fp16; column = token).
     float rs[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       const int r = 2 * (k >> 2) + (k & 1), h = (k >> 1) & 1;
-      const float pw = dev::exp2_fast(fmaf(s[k], scale, nbase[r]));
+      const float pw = dev::exp2_fast(fmaf(s[k], scale[r], nbase[r]));
       rs[r] += pw;
-      const int col = 16 * warp + fp8_p_column(g + 8 * h);
+      const int col = 16 * warp + g + 8 * h;
       *reinterpret_cast<uint16_t*>(ps + swizzled16_offset(row_of(r), col)) =
           static_cast<uint16_t>(dev::pack_f16x2(pw, 0.f) & 0xffffu);
     }
@@ -360,7 +396,6 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
     // multiplies.
     {
       uint32_t v[2][32];
-      const unsigned char* vt = kt + t * R + 32 * warp + 4 * g;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         uint32_t(&buf)[32] = v[kk & 1];
@@ -369,7 +404,7 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
           wg::pin(buf);
         }
 #pragma unroll
-        for (int pp = 0; pp < 4; ++pp) v_fragments(buf + 8 * pp, buf + 8 * pp + 4, vt + 16 * kk * R + 128 * pp);
+        for (int pp = 0; pp < 4; ++pp) v_fragments(buf + 8 * pp, buf + 8 * pp + 4, kt, 16 * kk, pp, warp, g, t);
         if (kk == 3) wg::mbarrier_arrive(&empty[s_idx]);  // this thread's last read of the stage is done
         wg::fence();
 #pragma unroll

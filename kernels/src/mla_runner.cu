@@ -185,8 +185,8 @@ struct MlaRunner::Impl {
 
   // The wgmma kernels (bf16 and fp8 KV) need an sm_90a build and a 9.x device. Where they can run, automatic
   // takes them for bf16 KV (faster on every measured configuration) and for fp8 KV where its kernel measured
-  // faster: tiles of up to 16 packed rows on pages of 64 tokens or more. Wider fp8 tiles are re-read per 16-row
-  // pass (the portable kernel's passes take 32 rows), and on pages of 1 or 16 the portable kernel measured
+  // faster: tiles of up to 16 packed rows on pages of 16 tokens or more. Wider fp8 tiles are re-read per 16-row
+  // pass (the portable kernel's passes take 32 rows), and on pages of one token the portable kernel measured
   // faster (docs/kernels.md).
   DecodeKernel choose_kernel(DecodeKernel requested, int packed_rows_per_tile) const {
     const bool wgmma_ok = wgmma_decode_available();
@@ -194,7 +194,7 @@ struct MlaRunner::Impl {
       throw InputError("decode", "the wgmma kernel needs an sm_90a build and a compute capability 9.x GPU");
     if (requested != DecodeKernel::automatic) return requested;
     const bool fp8 = problem.batch.kv_dtype == DType::fp8;
-    const bool fp8_wins = packed_rows_per_tile <= 16 && problem.batch.page_size >= 64;
+    const bool fp8_wins = packed_rows_per_tile <= 16 && problem.batch.page_size >= 16;
     return wgmma_ok && (!fp8 || fp8_wins) ? DecodeKernel::wgmma : DecodeKernel::portable;
   }
 

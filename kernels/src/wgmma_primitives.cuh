@@ -25,6 +25,13 @@ __device__ __forceinline__ uint64_t smem_desc(const void* p, uint32_t lbo_bytes,
   return static_cast<uint64_t>((addr & 0x3ffffu) >> 4) | (static_cast<uint64_t>(lbo_bytes >> 4) << 16) |
          (static_cast<uint64_t>(sbo_bytes >> 4) << 32) | (static_cast<uint64_t>(swizzle128 ? 1 : 0) << 62);
 }
+// The same for a K-major operand in the 64-byte swizzle (atoms of 8 rows x 64 bytes, 512-byte aligned; 16-byte
+// chunk j of row r stored at chunk j ^ ((r / 2) % 4)); SBO = distance between 8-row groups.
+__device__ __forceinline__ uint64_t smem_desc_swizzle64(const void* p, uint32_t sbo_bytes) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  return static_cast<uint64_t>((addr & 0x3ffffu) >> 4) | (static_cast<uint64_t>(1) << 16) |
+         (static_cast<uint64_t>(sbo_bytes >> 4) << 32) | (static_cast<uint64_t>(2) << 62);
+}
 
 // The descriptor of the same operand `bytes` further on: the start address sits in the low bits (in 16-byte
 // units), so one add moves it, instead of rebuilding the descriptor for every instruction.
@@ -151,6 +158,17 @@ __device__ __forceinline__ void mma_m64n16k16_f16_ra(float (&d)[8], const uint32
       "0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+}
+
+// D(64x32) {=, +=} A(64x32, shared, K-major) * B(32x32, shared, K-major); fp8 e4m3 in, fp32 accumulate.
+__device__ __forceinline__ void mma_m64n32k32_e4m3(float (&d)[16], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(a), "l"(b), "r"(accumulate));
 }
 
 // Keeps the compiler from reusing the registers of an A fragment before the wgmma that reads them is complete.
