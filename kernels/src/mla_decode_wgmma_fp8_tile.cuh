@@ -25,6 +25,7 @@
 
 #include "device_primitives.cuh"
 #include "mla_decode_tile.cuh"
+#include "mla_launch.h"
 #include "mla_params.h"
 #include "wgmma_primitives.cuh"
 
@@ -113,6 +114,10 @@ struct Fp8TileCursor {
     ++wi;
     settle(p);
   }
+  // True when every token of the current tile is in the work's range.
+  __device__ __forceinline__ bool whole() const {
+    return span.tok_begin + (i + 1) * WgmmaFp8Config::kTile <= span.tok_end;
+  }
   // The slot of token row `row` of the current tile; rows past the range read slot 0 (finite data that the
   // masked weights multiply by zero), so every tile brings the same bytes.
   __device__ __forceinline__ int64_t slot(const DecodeParams& p, int row) const {
@@ -123,14 +128,17 @@ struct Fp8TileCursor {
   }
 };
 
-// The producer warpgroup: the q-th tile goes to stage q % kStages once the consumers freed it, into the swizzled
-// layout above. The tile is copied as the bytes its pages hold: consecutive threads take consecutive 16-byte chunks across row boundaries (chunk
-// c is row c/36, bytes 16 (c%36)), so for pages of 16 or more tokens each warp instruction reads four whole
-// aligned 128-byte lines (a row is 4.5 lines; row-by-row copies split every odd row's lines in two), and each
-// thread's copies arrive on the stage's "full" mbarrier when they land. Threads 0..63 load the page-table entry
-// of their row kAhead tiles ahead into a register ring (loaded right before use, its latency under full memory
-// load would stall every tile) and publish it in a shared table for the tile being issued.
-__device__ void produce_fp8_tiles(const DecodeParams& p, int first, int last, unsigned char* smem) {
+// The producer warpgroup: the q-th tile goes to stage q % kStages, in the swizzled layout above, once the
+// consumers freed it. A whole tile on pages of 16 or more tokens is copied by the tensor memory accelerator,
+// one box per page and column (five per 64-token page); other tiles by 16-byte asynchronous copies in which
+// consecutive threads take consecutive chunks of the tile's bytes across row boundaries (each warp instruction
+// reads whole aligned 128-byte lines where pages allow). Either way the stage's "full" mbarrier completes when
+// the bytes have landed. Threads 0..63 load the page-table entry of their row kAhead tiles ahead into a register
+// ring (loaded right before use, its latency under full memory load would stall every tile) and publish it in a
+// shared table for the tile being issued. Measured on the H100 (docs/kernels.md): tensor copies streamed the
+// long works of batch 64 x 16384 at 2.34 TB/s where the 16-byte copies reached 1.86.
+__device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& maps, int first, int last,
+                                  unsigned char* smem) {
   using C = WgmmaFp8Config;
   constexpr int kAhead = 3, kChunksPerRow = kQkDim / 16;
   const int u = static_cast<int>(threadIdx.x) - C::kConsumers;
@@ -140,12 +148,13 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, int first, int last, un
   uint64_t* empty = full + C::kStages;
   Fp8TileCursor ahead(p, first, last);
   int slot[kAhead];
-  bool valid[kAhead];
+  bool valid[kAhead], whole[kAhead];
 #pragma unroll
   for (int d = 0; d < kAhead; ++d) {
     valid[d] = !ahead.done();
     if (valid[d]) {
       if (u < C::kTile) slot[d] = static_cast<int>(ahead.slot(p, u));
+      whole[d] = ahead.whole();
       ahead.advance(p);
     }
   }
@@ -160,20 +169,39 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, int first, int last, un
       if (use > 0) wg::mbarrier_wait(&empty[s], (use - 1) & 1);
       wg::named_sync(C::kProducerBarrier, 128);
       unsigned char* stage = stages + s * C::kTileBytes;
-      // The chunk offsets below are the same every tile; recomputing them is cheaper than the 36 registers the
-      // compiler would otherwise keep them in (the producer runs on few registers).
-      int uu = u;
-      asm volatile("" : "+r"(uu));
+      if (whole[d] && maps.box_rows > 0) {
+        // A whole tile on pages of 16 or more tokens: thread 0 copies it as tensor boxes, page by page, each
+        // landing in the swizzle the MMAs read; the others only arrive.
+        if (u == 0) {
+          wg::mbarrier_arrive_expect_tx(&full[s], C::kTileBytes);
+          for (int r0 = 0; r0 < C::kTile; r0 += maps.box_rows) {
+            const int y = table[r0];
 #pragma unroll
-      for (int k = 0; k < C::kTile * kChunksPerRow / 128; ++k) {
-        const int c = uu + 128 * k, row = c / kChunksPerRow, ch = c % kChunksPerRow;
-        dev::copy_async_16(stage + fp8_operand_offset<C::kTile>(row, 16 * ch),
-                           p.kv + static_cast<int64_t>(table[row]) * kQkDim + 16 * ch, true);
+            for (int a = 0; a < 4; ++a)
+              wg::tensor_copy_2d(stage + a * C::kColumn + r0 * 128, maps.columns, 128 * a, y, &full[s]);
+            wg::tensor_copy_2d(stage + C::kTailOffset + r0 * 64, maps.tail, 512, y, &full[s]);
+          }
+        } else {
+          wg::mbarrier_arrive(&full[s]);
+        }
+      } else {
+        // Otherwise (pages of one token, the last tile of a range) 16-byte copies; the chunk offsets below are
+        // the same every tile, and recomputing them is cheaper than the 36 registers the compiler would
+        // otherwise keep them in (the producer runs on few registers).
+        int uu = u;
+        asm volatile("" : "+r"(uu));
+#pragma unroll
+        for (int k = 0; k < C::kTile * kChunksPerRow / 128; ++k) {
+          const int c = uu + 128 * k, row = c / kChunksPerRow, ch = c % kChunksPerRow;
+          dev::copy_async_16(stage + fp8_operand_offset<C::kTile>(row, 16 * ch),
+                             p.kv + static_cast<int64_t>(table[row]) * kQkDim + 16 * ch, true);
+        }
+        wg::arrive_when_copies_land(&full[s]);
       }
-      wg::arrive_when_copies_land(&full[s]);
       valid[d] = !ahead.done();
       if (valid[d]) {
         if (u < C::kTile) slot[d] = static_cast<int>(ahead.slot(p, u));
+        whole[d] = ahead.whole();
         ahead.advance(p);
       }
     }
@@ -497,7 +525,8 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
 #endif
 
 // Works [first, last) on one workgroup: mbarriers, then the producer warp and the two consumer warpgroups.
-__device__ void run_works_wgmma_fp8(const DecodeParams& p, int first, int last, unsigned char* smem) {
+__device__ void run_works_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& maps, int first, int last,
+                                   unsigned char* smem) {
 #if defined(MLASIM_WGMMA)
   using C = WgmmaFp8Config;
   auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
@@ -511,7 +540,7 @@ __device__ void run_works_wgmma_fp8(const DecodeParams& p, int first, int last, 
   __syncthreads();
   if (threadIdx.x >= C::kConsumers) {
     wg::setmaxnreg_dec<C::kProducerRegisters>();
-    produce_fp8_tiles(p, first, last, smem);
+    produce_fp8_tiles(p, maps, first, last, smem);
     return;
   }
   wg::setmaxnreg_inc<C::kConsumerRegisters>();
@@ -523,7 +552,7 @@ __device__ void run_works_wgmma_fp8(const DecodeParams& p, int first, int last, 
       consume_fp8_pass(p, w, span, pass * C::kRows, q0, smem);
   }
 #else
-  (void)p, (void)first, (void)last, (void)smem;
+  (void)p, (void)maps, (void)first, (void)last, (void)smem;
 #endif
 }
 

@@ -20,7 +20,17 @@ bool wgmma_decode_built();
 int wgmma_pair_for(int packed_rows_per_tile);
 void launch_mla_decode_wgmma(const DecodeParams& p, bool persistent, int pair, int count, hipStream_t stream);
 // Its fp8-KV counterpart (tokens as the MMAs' M, 16 packed rows per pass): one workgroup per cluster or work.
-void launch_mla_decode_wgmma_fp8(const DecodeParams& p, bool persistent, int count, hipStream_t stream);
+// Its producer copies whole tiles of pages of 16 or more tokens through two tensor maps over the KV buffer (CUDA
+// driver objects, kept opaque here), built once per buffer: box_rows = rows per box (the page size, at most 64),
+// 0 where none could be built (pages of fewer than 16 tokens, AMD), and then every tile takes asynchronous copies.
+struct alignas(64) Fp8TensorMaps {
+  unsigned char columns[128];  // 128-byte-swizzle boxes of 128 dims
+  unsigned char tail[128];     // 64-byte-swizzle boxes of the last 64 dims
+  int box_rows = 0;
+};
+Fp8TensorMaps make_fp8_tensor_maps(const DecodeParams& p);
+void launch_mla_decode_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& maps, bool persistent, int count,
+                                 hipStream_t stream);
 // Grid per AITER's reduce launch rules (see reduce_launch.h for the shape).
 void launch_mla_reduce(const ReduceParams& p, int blocks, int max_partials_per_tile, hipStream_t stream);
 

@@ -12,6 +12,7 @@ struct WorkRow {
 struct DecodeParams {
   const uint16_t* q = nullptr;          // bf16 [q rows, heads, 576] (head-folded layout)
   const unsigned char* kv = nullptr;    // bf16 or fp8 e4m3 [slots, 576]; slot = page * page_size + offset
+  int64_t kv_slots = 0;                 // rows of kv
   const int32_t* kv_indices = nullptr;  // page list -> physical page
   // Per virtual batch: first page-list index, KV tokens, first q row and q rows of its request.
   const int32_t* batch_kv_page_begin = nullptr;

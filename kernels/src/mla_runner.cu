@@ -109,6 +109,7 @@ struct MlaRunner::Impl {
   DecodeKernel kernel = DecodeKernel::portable;
   int pair = 1;
   int max_partials_per_tile = 0;
+  Fp8TensorMaps fp8_maps;
 
   Impl(const sim::Plan& pl, const MlaProblem& pr, DecodeKernel requested) : plan(pl), problem(pr) {
     hipDeviceProp_t prop;
@@ -151,6 +152,7 @@ struct MlaRunner::Impl {
 
     dp.q = q.as<uint16_t>();
     dp.kv = kv.as<unsigned char>();
+    dp.kv_slots = static_cast<int64_t>(problem.kv.size()) / (576 * (problem.batch.kv_dtype == DType::fp8 ? 1 : 2));
     dp.kv_indices = kv_indices.as<int32_t>();
     dp.batch_kv_page_begin = b_page.as<int32_t>();
     dp.batch_kv_len = b_len.as<int32_t>();
@@ -181,6 +183,7 @@ struct MlaRunner::Impl {
     for (size_t i = 0; i + 1 < plan.reduce_indptr.size(); ++i)
       max_partials_per_tile = std::max(max_partials_per_tile, plan.reduce_indptr[i + 1] - plan.reduce_indptr[i]);
     flush = DeviceBuffer(static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20)) * 2);
+    if (kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::fp8) fp8_maps = make_fp8_tensor_maps(dp);
   }
 
   // The wgmma kernels (bf16 and fp8 KV) need an sm_90a build and a 9.x device. Where they can run, automatic
@@ -204,7 +207,7 @@ struct MlaRunner::Impl {
     if (kernel == DecodeKernel::wgmma) {
       const int count = persistent ? plan.num_clusters() : plan.num_works();
       if (fp8)
-        launch_mla_decode_wgmma_fp8(dp, persistent, count, nullptr);
+        launch_mla_decode_wgmma_fp8(dp, fp8_maps, persistent, count, nullptr);
       else
         launch_mla_decode_wgmma(dp, persistent, pair, count, nullptr);
       return;

@@ -81,6 +81,22 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
   const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(addr) : "memory");
 }
+// Arrives on the mbarrier and expects `bytes` more of bulk-copy transactions before its phase completes.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  const auto addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(addr), "r"(bytes) : "memory");
+}
+// The tensor memory accelerator's copy of one box of a 2D tensor map (x = inner coordinate, y = row) to shared
+// memory, in the map's swizzle; completion counts the box's bytes off the mbarrier.
+__device__ __forceinline__ void tensor_copy_2d(void* dst, const void* tensor_map, int x, int y, uint64_t* bar) {
+  const auto d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  const auto b = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(d),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(x), "r"(y), "r"(b)
+      : "memory");
+}
+
 // Warp-specialised register budgets: every warp of a warpgroup lowers (dec) or raises (inc) its per-thread register
 // count to N; raising waits until the pool has the registers that other warpgroups gave back.
 template <int N>
