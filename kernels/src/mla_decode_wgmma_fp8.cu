@@ -55,7 +55,8 @@ Fp8TensorMaps make_fp8_tensor_maps(const DecodeParams& p) {
   if (encode == nullptr) return maps;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kQkDim), static_cast<cuuint64_t>(p.kv_slots)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kQkDim)};
-  const cuuint32_t columns_box[2] = {128, static_cast<cuuint32_t>(rows)}, tail_box[2] = {64, static_cast<cuuint32_t>(rows)};
+  const cuuint32_t columns_box[2] = {128, static_cast<cuuint32_t>(rows)};
+  const cuuint32_t tail_box[2] = {64, static_cast<cuuint32_t>(rows)};
   const cuuint32_t element_strides[2] = {1, 1};
   void* base = const_cast<unsigned char*>(p.kv);
   const CUresult a = encode(reinterpret_cast<CUtensorMap*>(maps.columns), CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims,

@@ -88,13 +88,16 @@ __device__ __forceinline__ int fp8_operand_offset(int r, int b) {
 
 #if defined(MLASIM_WGMMA)
 // Passes of 16 packed rows over a work.
-__device__ __forceinline__ int fp8_passes(const WorkSpan& s) { return ceil_div(s.packed_rows, WgmmaFp8Config::kRows); }
+__device__ __forceinline__ int fp8_passes(const WorkSpan& s) {
+  return ceil_div(s.packed_rows, WgmmaFp8Config::kRows);
+}
 
 // The tiles of works [first, last) in the order the consumers take them: each pass of each work, tile by tile.
 struct Fp8TileCursor {
   int wi, last, pass = 0, passes = 0, i = 0;
   WorkSpan span{};
-  __device__ __forceinline__ Fp8TileCursor(const DecodeParams& p, int first, int last_work) : wi(first), last(last_work) {
+  __device__ __forceinline__ Fp8TileCursor(const DecodeParams& p, int first, int last_work)
+      : wi(first), last(last_work) {
     settle(p);
   }
   __device__ __forceinline__ bool done() const { return wi >= last; }
@@ -122,9 +125,8 @@ struct Fp8TileCursor {
   // masked weights multiply by zero), so every tile brings the same bytes.
   __device__ __forceinline__ int64_t slot(const DecodeParams& p, int row) const {
     const int tok = span.tok_begin + i * WgmmaFp8Config::kTile + row;
-    return tok < span.tok_end
-               ? static_cast<int64_t>(p.kv_indices[span.page_begin + tok / p.page_size]) * p.page_size + tok % p.page_size
-               : 0;
+    if (tok >= span.tok_end) return 0;
+    return static_cast<int64_t>(p.kv_indices[span.page_begin + tok / p.page_size]) * p.page_size + tok % p.page_size;
   }
 };
 
@@ -524,7 +526,7 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
 }
 #endif
 
-// Works [first, last) on one workgroup: mbarriers, then the producer warp and the two consumer warpgroups.
+// Works [first, last) on one workgroup: mbarriers, then the producer warpgroup and the two consumer warpgroups.
 __device__ void run_works_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& maps, int first, int last,
                                    unsigned char* smem) {
 #if defined(MLASIM_WGMMA)

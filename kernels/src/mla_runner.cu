@@ -147,12 +147,12 @@ struct MlaRunner::Impl {
     for (const auto& w : plan.works) tile_rows = std::max(tile_rows, w.qo_rows());
     groups = decode_groups_for(tile_rows * problem.heads);
     kernel = choose_kernel(requested, tile_rows * problem.heads);
-    pair = kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::bf16 ? wgmma_pair_for(tile_rows * problem.heads)
-                                                                                 : 1;
+    const bool bf16_wgmma = kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::bf16;
+    pair = bf16_wgmma ? wgmma_pair_for(tile_rows * problem.heads) : 1;
 
     dp.q = q.as<uint16_t>();
     dp.kv = kv.as<unsigned char>();
-    dp.kv_slots = static_cast<int64_t>(problem.kv.size()) / (576 * (problem.batch.kv_dtype == DType::fp8 ? 1 : 2));
+    dp.kv_slots = static_cast<int64_t>(problem.kv.size()) / (DecodeBatch::kQkHeadDim * problem.kv_elem_bytes());
     dp.kv_indices = kv_indices.as<int32_t>();
     dp.batch_kv_page_begin = b_page.as<int32_t>();
     dp.batch_kv_len = b_len.as<int32_t>();

@@ -92,7 +92,8 @@ __device__ __forceinline__ void tensor_copy_2d(void* dst, const void* tensor_map
   const auto d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
   const auto b = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(d),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+      "[%4];\n" ::"r"(d),
       "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(x), "r"(y), "r"(b)
       : "memory");
 }
