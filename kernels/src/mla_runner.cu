@@ -1,11 +1,13 @@
 #include "mlasim/kernels/mla_runner.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "mlasim/kernels/gpu_check.h"
 #include "mlasim/kernels/reduce_launch.h"
 #include "mlasim/model/input_error.h"
+#include "l2_flush.h"
 #include "mla_launch.h"
 
 namespace mlasim::kernels {
@@ -100,7 +102,7 @@ struct MlaRunner::Impl {
   DeviceBuffer q, kv, kv_indices, b_page, b_len, b_qbeg, b_qlen, work_indptr, works;
   DeviceBuffer out, partial_out, partial_lse;
   DeviceBuffer reduce_indptr, reduce_final, reduce_partial;
-  DeviceBuffer flush;
+  std::unique_ptr<L2Flush> flush;
   DecodeParams dp;
   ReduceParams rp;
   ReduceLaunch reduce_shape;
@@ -182,7 +184,7 @@ struct MlaRunner::Impl {
     rp.row_groups = reduce_shape.row_groups;
     for (size_t i = 0; i + 1 < plan.reduce_indptr.size(); ++i)
       max_partials_per_tile = std::max(max_partials_per_tile, plan.reduce_indptr[i + 1] - plan.reduce_indptr[i]);
-    flush = DeviceBuffer(static_cast<size_t>(std::max(prop.l2CacheSize, 1 << 20)) * 2);
+    flush = std::make_unique<L2Flush>();
     if (kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::fp8) fp8_maps = make_fp8_tensor_maps(dp);
   }
 
@@ -253,8 +255,7 @@ StageTimes MlaRunner::time(const TimingOptions& options) {
   MLASIM_GPU_CHECK(hipEventCreate(&e2));
   std::vector<double> s1, red, tot;
   for (int i = 0; i < options.warmup + options.repetitions; ++i) {
-    if (options.flush_l2)
-      MLASIM_GPU_CHECK(hipMemsetAsync(impl_->flush.as<void>(), i & 0xff, impl_->flush.bytes(), nullptr));
+    if (options.flush_l2) impl_->flush->run(nullptr);
     MLASIM_GPU_CHECK(hipEventRecord(e0, nullptr));
     impl_->stage1();
     MLASIM_GPU_CHECK(hipEventRecord(e1, nullptr));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mlasim/kernels/gpu_check.h"
+#include "l2_flush.h"
 
 namespace mlasim::kernels {
 namespace {
@@ -56,13 +57,12 @@ std::vector<StreamReadPoint> stream_read_sweep(const std::vector<int>& active_sm
   MLASIM_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;
   const int64_t max_bytes = bytes_per_sm * sms;
-  void *data = nullptr, *slots = nullptr, *sink = nullptr, *flush = nullptr;
-  const size_t flush_bytes = static_cast<size_t>(prop.l2CacheSize) * 2;
+  void *data = nullptr, *slots = nullptr, *sink = nullptr;
+  const L2Flush flush;
   MLASIM_GPU_CHECK(hipMalloc(&data, max_bytes));
   MLASIM_GPU_CHECK(hipMemset(data, 0x5a, max_bytes));
   MLASIM_GPU_CHECK(hipMalloc(&slots, sms * sizeof(unsigned)));
   MLASIM_GPU_CHECK(hipMalloc(&sink, 64));
-  MLASIM_GPU_CHECK(hipMalloc(&flush, flush_bytes));
   hipEvent_t e0, e1;
   MLASIM_GPU_CHECK(hipEventCreate(&e0));
   MLASIM_GPU_CHECK(hipEventCreate(&e1));
@@ -83,7 +83,7 @@ std::vector<StreamReadPoint> stream_read_sweep(const std::vector<int>& active_sm
       std::vector<double> us;
       for (int r = 0; r < repetitions + 1; ++r) {
         MLASIM_GPU_CHECK(hipMemset(slots, 0, sms * sizeof(unsigned)));
-        MLASIM_GPU_CHECK(hipMemset(flush, r & 0xff, flush_bytes));
+        flush.run(nullptr);
         MLASIM_GPU_CHECK(hipEventRecord(e0, nullptr));
         stream_read_kernel<<<sms * k, 256, reserve, nullptr>>>(static_cast<const uint4*>(data), vecs_per_block, n, k,
                                                                static_cast<unsigned*>(slots),
@@ -110,7 +110,6 @@ std::vector<StreamReadPoint> stream_read_sweep(const std::vector<int>& active_sm
   (void)hipFree(data);
   (void)hipFree(slots);
   (void)hipFree(sink);
-  (void)hipFree(flush);
   return points;
 }
 

@@ -20,7 +20,7 @@ struct StageTimes {
 struct TimingOptions {
   int warmup = 3;
   int repetitions = 20;
-  bool flush_l2 = true;  // overwrite a buffer twice the L2 size before every repetition
+  bool flush_l2 = true;  // read a buffer twice the L2 size before every repetition (leaves the L2 clean)
 };
 
 // True when a GPU is present and usable.
