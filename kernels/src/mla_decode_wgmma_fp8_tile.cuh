@@ -14,13 +14,16 @@
 // the last 64 dims in the 64-byte swizzle, so a stage is exactly the tile's 36 KB; P is fp16, K-major, 128-byte
 // swizzle.
 // Roles: a producer warpgroup (which hands most of its registers to the others) streams every tile of the
-// workgroup's works (each pass of each work, in order) through five shared stages with asynchronous copies whose
+// workgroup's works (each pass of each work, in order) through four shared stages with asynchronous copies whose
 // completion lands on the stage's "full" mbarrier; two consumer warpgroups take every other tile of a pass, each
 // with its own online softmax and accumulators, free a stage (its "empty" mbarrier) as soon as their last read
 // of it is issued, and merge through shared memory at the end of the pass. The producer runs ahead across passes
 // and works, so the copies never wait for a merge. Why this shape (measured on the H100, docs/kernels.md): the
 // MMAs and conversions alone take 75% of the time the copies do, so they must overlap the copies almost fully;
-// two stages per warpgroup, each refilled only after its tile's whole compute, left the copies idle.
+// two stages per warpgroup, each refilled only after its tile's whole compute, left the copies idle. The code
+// that runs once per pass (Q staging, the merge) is kept small, in rolled loops: when the L2 has been emptied,
+// a kernel fetches it cold from memory at its start and end, and the unrolled form held the first tile back by
+// several microseconds.
 #include <cstdint>
 
 #include "device_primitives.cuh"
@@ -42,7 +45,14 @@ struct WgmmaFp8Config {
   static constexpr int kLaunchRegisters = 168;
   static constexpr int kProducerRegisters = 88, kConsumerRegisters = 208;
   static_assert(kProducerRegisters + 2 * kConsumerRegisters == 3 * kLaunchRegisters, "register split must balance");
-  static constexpr int kStages = 5;
+  // Shared stages. Their number must be even: the two consumer warpgroups take alternate tiles of a pass, so with
+  // an even count every use of a stage within a pass goes to the same warpgroup, which has waited for the
+  // stage's previous use. With an odd count a warpgroup could wait for use u + 1 of a stage whose use u (the
+  // other warpgroup's tile) has not landed yet; an mbarrier's parity wait cannot tell u + 1 from u - 1, so it
+  // would pass at once, read a stage still being filled and release it early (3 stages failed at full speed
+  // this way). Four measured 2-3% faster than five (docs/kernels.md).
+  static constexpr int kStages = 4;
+  static_assert(kStages % 2 == 0, "alternating consumers need an even stage count");
   static constexpr int kTileBytes = kTile * kQkDim;  // a stage: four 128-byte-swizzle columns and a 64-byte tail
   static constexpr int kColumn = kTile * 128;         // one column of 128 dims of the tile
   static constexpr int kTailOffset = 4 * kColumn;     // dims 512..575, 64 bytes a row
@@ -64,6 +74,7 @@ struct WgmmaFp8Config {
   static constexpr int kSmemBytes = kBarrierOffset + 2 * kStages * 8;
   // Named barriers (0 is __syncthreads): one per consumer warpgroup, one for both, one for the producer.
   static constexpr int kConsumersBarrier = 3, kProducerBarrier = 4;
+
   static_assert(kPOffset % 1024 == 0 && kStageOffset % 1024 == 0 && kTileBytes % 1024 == 0,
                 "swizzled operands need 1 KB alignment");
 };
@@ -163,7 +174,9 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& ma
   for (uint32_t q = 0;;) {
 #pragma unroll
     for (int d = 0; d < kAhead; ++d, ++q) {
-      if (!valid[d]) return;
+      if (!valid[d]) {
+        return;
+      }
       const int s = static_cast<int>(q % C::kStages);
       const uint32_t use = q / C::kStages;
       int* table = tables + (q & 1) * C::kTile;
@@ -211,42 +224,48 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& ma
 }
 
 // Q rows m0 .. m0+15 of the work as fp8 hi (rows 0..15) and lo (rows 16..31) parts in the K tile's layout, and
-// each row's 1 / s_r (the 256 consumer threads, once per pass; warp w takes rows 2w and 2w + 1).
+// each row's 1 / s_r (the 256 consumer threads, once per pass; warp w takes rows 2w and 2w + 1). The conversion
+// loop stays rolled (its second reads of Q hit the L1): at a kernel's start this code comes cold from memory, and
+// the unrolled version took ~9 us from the pass's start to Q staged, the rolled one ~5 (H100, docs/kernels.md).
 __device__ __forceinline__ void stage_q_fp8(unsigned char* qs, float* q_inv_scale, const DecodeParams& p,
                                             const WorkRow& w, int m0, int packed_rows) {
   using C = WgmmaFp8Config;
   const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
   const int H = p.heads;
+  const uint32_t* rows[2];
+  float scale[2];
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
-    const int n = 2 * warp + rr, pr = m0 + n;
-    uint32_t v[kQkDim / 64];  // the lane's bf16 pairs: dims 2 (lane + 32 m)
-    float amax = 0.f;
+    const int pr = m0 + 2 * warp + rr;
+    rows[rr] = pr < packed_rows ? reinterpret_cast<const uint32_t*>(
+                                      p.q + (static_cast<int64_t>(w.qo_start + pr / H) * H + pr % H) * kQkDim)
+                                : nullptr;
+    float amax = 0.f;  // over the lane's bf16 pairs: dims 2 (lane + 32 m)
 #pragma unroll
     for (int m = 0; m < kQkDim / 64; ++m) {
-      v[m] = 0;
-      if (pr < packed_rows) {
-        const int64_t qrow = w.qo_start + pr / H;
-        v[m] = *reinterpret_cast<const uint32_t*>(p.q + (qrow * H + pr % H) * kQkDim + 2 * (lane + 32 * m));
-      }
-      amax = fmaxf(amax, fmaxf(fabsf(dev::bf16_lo(v[m])), fabsf(dev::bf16_hi(v[m]))));
+      const uint32_t v = rows[rr] ? rows[rr][lane + 32 * m] : 0u;
+      amax = fmaxf(amax, fmaxf(fabsf(dev::bf16_lo(v)), fabsf(dev::bf16_hi(v))));
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, dev::shfl_xor(amax, o));
     // s_r = 2^e with amax s_r in (224, 448]: exact scaling, and hi stays finite.
-    const float scale = amax > 0.f ? exp2f(floorf(log2f(448.f / amax))) : 1.f;
-    if (lane == 0) q_inv_scale[n] = 1.f / scale;
-#pragma unroll
-    for (int m = 0; m < kQkDim / 64; ++m) {
-      const float x0 = dev::bf16_lo(v[m]) * scale, x1 = dev::bf16_hi(v[m]) * scale;
-      const uint32_t hi = dev::pack_e4m3x2(x0, x1);
-      const float r0 = x0 - dev::fp8_e4m3_to_float(hi & 0xffu), r1 = x1 - dev::fp8_e4m3_to_float(hi >> 8);
-      const uint32_t lo = dev::pack_e4m3x2(16.f * r0, 16.f * r1);
-      const int d = 2 * (lane + 32 * m);
-      *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n, d)) = static_cast<uint16_t>(hi);
-      *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n + C::kRows, d)) =
-          static_cast<uint16_t>(lo);
-    }
+    scale[rr] = amax > 0.f ? exp2f(floorf(log2f(448.f / amax))) : 1.f;
+    if (lane == 0) q_inv_scale[2 * warp + rr] = 1.f / scale[rr];
+  }
+#pragma unroll 1
+  for (int k = 0; k < 2 * (kQkDim / 64); ++k) {
+    const int rr = k & 1, m = k >> 1, n = 2 * warp + rr;
+    const uint32_t* row = rr ? rows[1] : rows[0];  // selects, not an indexed (local-memory) array
+    const float sc = rr ? scale[1] : scale[0];
+    const uint32_t v = row ? row[lane + 32 * m] : 0u;
+    const float x0 = dev::bf16_lo(v) * sc, x1 = dev::bf16_hi(v) * sc;
+    const uint32_t hi = dev::pack_e4m3x2(x0, x1);
+    const float r0 = x0 - dev::fp8_e4m3_to_float(hi & 0xffu), r1 = x1 - dev::fp8_e4m3_to_float(hi >> 8);
+    const uint32_t lo = dev::pack_e4m3x2(16.f * r0, 16.f * r1);
+    const int d = 2 * (lane + 32 * m);
+    *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n, d)) = static_cast<uint16_t>(hi);
+    *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n + C::kRows, d)) =
+        static_cast<uint16_t>(lo);
   }
 }
 
@@ -478,15 +497,33 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
       merge_l[row_of(r)] = l_grp[r];
     }
   }
+  wg::named_sync(C::kConsumersBarrier, C::kConsumers);  // warpgroup 1's maxima and sums are out
+  // Each row's weights for the two halves (1 / l folded in) and, for a split work, its LSE.
   float c0[4], c1[4];
 #pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int n = row_of(r), pr = m0 + n;
+    const float m1 = merge_m[n], mm = fmaxf(m_run[r], m1);
+    const float base = mm == kNegInf ? 0.f : mm;
+    const float f0 = dev::exp2_fast(m_run[r] - base), f1 = dev::exp2_fast(m1 - base);
+    const float l = l_grp[r] * f0 + merge_l[n] * f1;
+    const float inv = l > 0.f ? p.out_scale / l : 0.f;
+    c0[r] = f0 * inv;
+    c1[r] = f1 * inv;
+    if (grp == 0 && w.partial_qo_loc >= 0 && warp == 0 && g == 0 && pr < packed_rows)
+      p.partial_lse[(w.partial_qo_loc + pr / H) * H + pr % H] =
+          l > 0.f ? (mm + log2f(l)) * 0.6931471805599453f : kNegInf;
+  }
+  // Four rounds of 128 dims. The loop stays rolled, each round taking o[0] and o[1] and then shifting the
+  // accumulators down by two: this runs once per pass, and at a kernel's end its code comes cold from memory.
+#pragma unroll 1
   for (int pp = 0; pp < 4; ++pp) {
     if (grp == 1) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int k0 = 4 * (r >> 1) + (r & 1);
         *reinterpret_cast<float4*>(xo + row_of(r) * 128 + 32 * warp + 4 * g) =
-            make_float4(o[2 * pp][k0], o[2 * pp][k0 + 2], o[2 * pp + 1][k0], o[2 * pp + 1][k0 + 2]);
+            make_float4(o[0][k0], o[0][k0 + 2], o[1][k0], o[1][k0 + 2]);
       }
     }
     wg::named_sync(C::kConsumersBarrier, C::kConsumers);
@@ -494,24 +531,12 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int n = row_of(r), pr = m0 + n, k0 = 4 * (r >> 1) + (r & 1);
-        if (pp == 0) {
-          const float m1 = merge_m[n], mm = fmaxf(m_run[r], m1);
-          const float base = mm == kNegInf ? 0.f : mm;
-          const float f0 = dev::exp2_fast(m_run[r] - base), f1 = dev::exp2_fast(m1 - base);
-          const float l = l_grp[r] * f0 + merge_l[n] * f1;
-          const float inv = l > 0.f ? p.out_scale / l : 0.f;
-          c0[r] = f0 * inv;
-          c1[r] = f1 * inv;
-          if (w.partial_qo_loc >= 0 && warp == 0 && g == 0 && pr < packed_rows)
-            p.partial_lse[(w.partial_qo_loc + pr / H) * H + pr % H] =
-                l > 0.f ? (mm + log2f(l)) * 0.6931471805599453f : kNegInf;
-        }
         if (pr >= packed_rows) continue;
         const int64_t qrow = pr / H, head = pr % H;
         const int d = 128 * pp + 32 * warp + 4 * g;
         const float4 x = *reinterpret_cast<const float4*>(xo + n * 128 + 32 * warp + 4 * g);
-        const float y0 = o[2 * pp][k0] * c0[r] + x.x * c1[r], y1 = o[2 * pp][k0 + 2] * c0[r] + x.y * c1[r];
-        const float y2 = o[2 * pp + 1][k0] * c0[r] + x.z * c1[r], y3 = o[2 * pp + 1][k0 + 2] * c0[r] + x.w * c1[r];
+        const float y0 = o[0][k0] * c0[r] + x.x * c1[r], y1 = o[0][k0 + 2] * c0[r] + x.y * c1[r];
+        const float y2 = o[1][k0] * c0[r] + x.z * c1[r], y3 = o[1][k0 + 2] * c0[r] + x.w * c1[r];
         if (w.partial_qo_loc < 0) {
           uint16_t* dst = p.out + ((w.qo_start + qrow) * H + head) * kVDim + d;
           *reinterpret_cast<uint2*>(dst) = make_uint2(dev::pack_bf16x2(y0, y1), dev::pack_bf16x2(y2, y3));
@@ -522,6 +547,10 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
       }
     }
     wg::named_sync(C::kConsumersBarrier, C::kConsumers);  // the round's exchange (and, last, Q) is free again
+#pragma unroll
+    for (int b = 0; b < 6; ++b)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) o[b][k] = o[b + 2][k];
   }
 }
 #endif
