@@ -148,7 +148,7 @@ struct MlaRunner::Impl {
     int tile_rows = 1;
     for (const auto& w : plan.works) tile_rows = std::max(tile_rows, w.qo_rows());
     groups = decode_groups_for(tile_rows * problem.heads);
-    kernel = choose_kernel(requested, tile_rows * problem.heads);
+    kernel = choose_kernel(requested);
     const bool bf16_wgmma = kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::bf16;
     pair = bf16_wgmma ? wgmma_pair_for(tile_rows * problem.heads) : 1;
 
@@ -189,18 +189,17 @@ struct MlaRunner::Impl {
   }
 
   // The wgmma kernels (bf16 and fp8 KV) need an sm_90a build and a 9.x device. Where they can run, automatic
-  // takes them for bf16 KV (faster on every measured configuration) and for fp8 KV where its kernel measured
-  // faster: tiles of up to 16 packed rows on pages of 16 tokens or more. Wider fp8 tiles are re-read per 16-row
-  // pass (the portable kernel's passes take 32 rows), and on pages of one token the portable kernel measured
-  // faster (docs/kernels.md).
-  DecodeKernel choose_kernel(DecodeKernel requested, int packed_rows_per_tile) const {
+  // takes them for bf16 KV (faster on every measured configuration) and for fp8 KV on pages of 16 tokens or
+  // more, where its whole tiles go by tensor copies; on pages of one token the portable kernel measured faster
+  // (docs/kernels.md).
+  DecodeKernel choose_kernel(DecodeKernel requested) const {
     const bool wgmma_ok = wgmma_decode_available();
     if (requested == DecodeKernel::wgmma && !wgmma_ok)
       throw InputError("decode", "the wgmma kernel needs an sm_90a build and a compute capability 9.x GPU");
     if (requested != DecodeKernel::automatic) return requested;
-    const bool fp8 = problem.batch.kv_dtype == DType::fp8;
-    const bool fp8_wins = packed_rows_per_tile <= 16 && problem.batch.page_size >= 16;
-    return wgmma_ok && (!fp8 || fp8_wins) ? DecodeKernel::wgmma : DecodeKernel::portable;
+    const bool fp8_wins = problem.batch.page_size >= 16;
+    return wgmma_ok && (problem.batch.kv_dtype != DType::fp8 || fp8_wins) ? DecodeKernel::wgmma
+                                                                           : DecodeKernel::portable;
   }
 
   void stage1() {

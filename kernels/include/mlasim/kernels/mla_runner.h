@@ -33,8 +33,8 @@ bool wgmma_decode_available();
 
 // Which stage-1 kernel runs: the portable mma.sync/shuffle kernels, the Hopper wgmma kernels (bf16 or fp8 KV,
 // sm_90a builds on a compute capability 9.x device), or automatic: the Hopper kernel wherever it can run, except
-// for fp8 KV with tiles wider than 16 packed rows or pages of one token, where the portable kernel measured
-// faster (see docs/kernels.md for the measurements behind this).
+// for fp8 KV on pages of fewer than 16 tokens, where the portable kernel measured faster (see docs/kernels.md
+// for the measurements behind this).
 enum class DecodeKernel { automatic, portable, wgmma };
 // "auto", "portable" or "wgmma"; throws InputError("decode", ...) for anything else.
 DecodeKernel parse_decode_kernel(const std::string& name);
