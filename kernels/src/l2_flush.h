@@ -3,7 +3,7 @@
 // twice the L2 size, so the lines it brings in are clean and the dirty lines of earlier writes are written back
 // during the flush, not during the timed kernel. Overwriting a buffer instead (as a memset does) leaves the whole
 // L2 dirty, and the timed kernel then pays for those write-backs: on the H100 that made the fp8 decode of batch
-// 128 x 4096 ~10 us slower, while the 2 ms streaming-read benchmark barely moved (docs/kernels.md, "Timing").
+// 128 x 4096 ~10 us slower, while the 2 ms streaming-read benchmark barely moved (docs/kernels.md, "Benchmark").
 #include <cstddef>
 
 #include "mlasim/kernels/gpu_runtime.h"

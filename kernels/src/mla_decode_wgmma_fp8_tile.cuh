@@ -226,7 +226,7 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& ma
 // Q rows m0 .. m0+15 of the work as fp8 hi (rows 0..15) and lo (rows 16..31) parts in the K tile's layout, and
 // each row's 1 / s_r (the 256 consumer threads, once per pass; warp w takes rows 2w and 2w + 1). The conversion
 // loop stays rolled (its second reads of Q hit the L1): at a kernel's start this code comes cold from memory, and
-// the unrolled version took ~9 us from the pass's start to Q staged, the rolled one ~5 (H100, docs/kernels.md).
+// the unrolled version took ~10 us from the pass's start to Q staged, the rolled one 4-8 (H100, docs/kernels.md).
 __device__ __forceinline__ void stage_q_fp8(unsigned char* qs, float* q_inv_scale, const DecodeParams& p,
                                             const WorkRow& w, int m0, int packed_rows) {
   using C = WgmmaFp8Config;
