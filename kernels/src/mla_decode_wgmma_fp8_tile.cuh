@@ -74,7 +74,6 @@ struct WgmmaFp8Config {
   static constexpr int kSmemBytes = kBarrierOffset + 2 * kStages * 8;
   // Named barriers (0 is __syncthreads): one per consumer warpgroup, one for both, one for the producer.
   static constexpr int kConsumersBarrier = 3, kProducerBarrier = 4;
-
   static_assert(kPOffset % 1024 == 0 && kStageOffset % 1024 == 0 && kTileBytes % 1024 == 0,
                 "swizzled operands need 1 KB alignment");
 };
@@ -174,9 +173,7 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& ma
   for (uint32_t q = 0;;) {
 #pragma unroll
     for (int d = 0; d < kAhead; ++d, ++q) {
-      if (!valid[d]) {
-        return;
-      }
+      if (!valid[d]) return;
       const int s = static_cast<int>(q % C::kStages);
       const uint32_t use = q / C::kStages;
       int* table = tables + (q & 1) * C::kTile;
