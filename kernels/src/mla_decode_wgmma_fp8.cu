@@ -55,18 +55,17 @@ Fp8TensorMaps make_fp8_tensor_maps(const DecodeParams& p) {
   if (encode == nullptr) return maps;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kQkDim), static_cast<cuuint64_t>(p.kv_slots)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kQkDim)};
-  const cuuint32_t columns_box[2] = {128, static_cast<cuuint32_t>(rows)};
-  const cuuint32_t tail_box[2] = {64, static_cast<cuuint32_t>(rows)};
   const cuuint32_t element_strides[2] = {1, 1};
-  void* base = const_cast<unsigned char*>(p.kv);
-  const CUresult a = encode(reinterpret_cast<CUtensorMap*>(maps.columns), CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims,
-                            strides, columns_box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  const CUresult b = encode(reinterpret_cast<CUtensorMap*>(maps.tail), CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims,
-                            strides, tail_box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  // Both maps cover the whole KV buffer and differ only in the box's width and swizzle.
+  auto encode_map = [&](unsigned char* map, cuuint32_t box_bytes, CUtensorMapSwizzle swizzle) {
+    const cuuint32_t box[2] = {box_bytes, static_cast<cuuint32_t>(rows)};
+    return encode(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_UINT8, 2,
+                  const_cast<unsigned char*>(p.kv), dims, strides, box, element_strides,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  };
+  const CUresult a = encode_map(maps.columns, 128, CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUresult b = encode_map(maps.tail, 64, CU_TENSOR_MAP_SWIZZLE_64B);
   if (a == CUDA_SUCCESS && b == CUDA_SUCCESS) maps.box_rows = rows;
 #else
   (void)p;
