@@ -2,8 +2,8 @@
 // Target (issue 3): >= 20 000 configurations per second on the 2-core CI machine.
 #include <benchmark/benchmark.h>
 
-#include "labelled_prediction.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/sim/report.h"
 #include "mlasim/sim/sweep.h"
 
 namespace mlasim::sim {
@@ -35,7 +35,7 @@ void BM_SweepToCsv(benchmark::State& state) {
   const SweepGrid g = readme_grid();
   size_t bytes = 0;
   for (auto _ : state) {
-    const std::string csv = cli::sweep_csv(g, run_sweep(g));
+    const std::string csv = make_report_writer("csv")->table(report_rows(g, run_sweep(g)));
     bytes = csv.size();
     benchmark::DoNotOptimize(csv);
   }

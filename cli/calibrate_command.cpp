@@ -1,16 +1,15 @@
 // mlasim calibrate: fit a GPU profile's cost-model parameters to measured times and write the fitted profile.
 #include <chrono>
 #include <fmt/format.h>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "commands.h"
 #include "measurement_options.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_file.h"
+#include "mlasim/model/text_lists.h"
 #include "mlasim/validate/calibration_run.h"
 #include "output.h"
-#include "workload_options.h"
 
 namespace mlasim::cli {
 namespace {
@@ -30,35 +29,17 @@ std::string today() {
                      static_cast<unsigned>(d.day()));
 }
 
-std::vector<std::string> split_keys(const std::string& text) {
-  std::vector<std::string> keys;
-  std::stringstream ss(text);
-  std::string k;
-  while (std::getline(ss, k, ','))
-    if (!k.empty()) keys.push_back(k);
-  if (keys.empty()) throw InputError("free", "must be a comma list of parameter keys, got '" + text + "'");
-  return keys;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("gpu", "cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void run_calibrate(const CalibrateOptions& o) {
   check_format(o.format, {"text", "json"});
   if (o.holdout_every < 0) throw InputError("holdout-every", "must be >= 0, got " + std::to_string(o.holdout_every));
   const Gpu gpu = load_gpu(o.measurements.gpu);
   validate::CalibrationRunOptions options;
-  if (!o.free.empty()) options.free = split_keys(o.free);
+  if (!o.free.empty()) options.free = parse_name_list(o.free, "free");
   options.holdout_every = o.holdout_every;
   const validate::CalibrationRun run = validate::run_calibration(gpu, o.measurements.rows_for(gpu), options);
   if (!o.out.empty()) {
     const std::string source = validate::fitted_source(run, o.measurements.file_list(), o.date.empty() ? today() : o.date);
-    write_file_atomically(o.out, validate::fitted_profile_json(read_text(o.measurements.profile_path()), run, source));
+    write_file_atomically(o.out, validate::fitted_profile_json(read_text_file(o.measurements.profile_path(), "gpu"), run, source));
   }
   write_stdout(o.format == "json" ? validate::calibration_report_json(run).dump(2) + "\n"
                                   : validate::calibration_report_text(run));

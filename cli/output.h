@@ -7,8 +7,6 @@
 namespace mlasim::cli {
 
 void write_stdout(const std::string& text);
-// Writes `text` to `path` through a temporary file renamed into place.
-void write_file_atomically(const std::string& path, const std::string& text);
 // Throws InputError("format", ...) unless `format` is one of `allowed`.
 void check_format(const std::string& format, std::initializer_list<const char*> allowed);
 

@@ -8,7 +8,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/plan_json.h"
 #include "mlasim/sim/plan_text.h"
-#include "mlasim/sim/split_policy.h"
+#include "mlasim/sim/evaluation.h"
 #include "output.h"
 #include "workload_options.h"
 
@@ -18,6 +18,7 @@ namespace {
 struct PlanOptions {
   WorkloadOptions workload;
   std::string policy = "aiter-v1";
+  CLI::Option* policy_flag = nullptr;
   std::string format = "text";
   std::string cases;
 };
@@ -61,19 +62,18 @@ void run_cases(const PlanOptions& o) {
 void run_plan(const PlanOptions& o) {
   check_format(o.format, {"text", "json"});
   if (!o.cases.empty()) return run_cases(o);
-  const DecodeBatch batch = o.workload.make_batch();
-  const Gpu gpu = o.workload.load();
-  const auto policy = sim::make_policy(o.policy);
-  sim::Plan plan = policy->plan({batch, gpu, o.workload.clusters});
-  plan.policy = sim::parse_policy_spec(o.policy).to_string();
+  const auto scenario = o.workload.scenario();
+  const sim::WorkloadContext ctx = sim::resolve(o.workload.workload(scenario));
+  const sim::Evaluation e = sim::evaluate(choose_policy(o.policy_flag, o.policy, scenario, "A", 0, "aiter-v1"), ctx);
+  const sim::Plan& plan = *e.plan;
   if (o.format == "json") {
     nlohmann::json j = sim::plan_to_json(plan);
     j["policy"] = plan.policy;
-    j["gpu"] = gpu.name;
+    j["gpu"] = ctx.gpu.name;
     write_stdout(j.dump(2) + "\n");
   } else {
-    write_stdout(sim::describe_workload(batch, gpu, o.workload.clusters) + "\n" +
-                 sim::format_plan_text(plan, batch.page_size));
+    write_stdout(sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters) + "\n" +
+                 sim::format_plan_text(plan, ctx.batch.page_size));
   }
 }
 
@@ -83,8 +83,9 @@ void add_plan_command(CLI::App& app) {
   auto opts = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan", "show the plan a split policy builds (work lists per cluster, reduce maps)");
   opts->workload.add_to(*cmd);
-  cmd->add_option("--policy", opts->policy, "policy spec NAME[:key=value,...], e.g. aiter-v1:max_split_per_batch=16")
-      ->capture_default_str();
+  opts->policy_flag = cmd->add_option("--policy", opts->policy,
+                                      "policy spec NAME[:key=value,...], e.g. aiter-v1:max_split_per_batch=16 "
+                                      "[aiter-v1, or the scenario's A]");
   cmd->add_option("--format", opts->format, "text or json")->capture_default_str();
   cmd->add_option("--cases", opts->cases, "JSONL file of planner inputs ('inputs' objects); one JSON line out per case");
   cmd->callback([opts] { run_plan(*opts); });

@@ -2,9 +2,9 @@
 #include <memory>
 
 #include "commands.h"
-#include "labelled_prediction.h"
 #include "mlasim/sim/metrics_format.h"
 #include "mlasim/sim/plan_text.h"
+#include "mlasim/sim/report.h"
 #include "output.h"
 #include "workload_options.h"
 
@@ -14,6 +14,7 @@ namespace {
 struct PredictOptions {
   WorkloadOptions workload;
   std::string policy = "aiter-v1";
+  CLI::Option* policy_flag = nullptr;
   std::string format = "text";
   bool timeline = false;
 };
@@ -23,19 +24,20 @@ const char* kernel_name(sim::KernelKind k) {
 }
 
 void run_predict(const PredictOptions& o) {
-  check_format(o.format, {"text", "json", "csv"});
-  const DecodeBatch batch = o.workload.make_batch();
-  const Gpu gpu = o.workload.load();
-  const LabelledPrediction p = predict_labelled(batch, gpu, o.workload.clusters, o.policy);
-  if (o.format == "json") {
-    nlohmann::json j = labelled_json(p.labelled);
-    if (o.timeline) j["timeline"] = sim::timeline_to_json(p.prediction.timeline);
+  const auto writer = sim::make_report_writer(o.format);
+  const auto scenario = o.workload.scenario();
+  const sim::WorkloadContext ctx = sim::resolve(o.workload.workload(scenario));
+  const sim::Evaluation e = sim::evaluate(choose_policy(o.policy_flag, o.policy, scenario, "A", 0, "aiter-v1"), ctx);
+  const sim::ReportRow row = sim::report_row(e, ctx);
+  if (o.format == "json" && o.timeline) {
+    nlohmann::json j = sim::report_json(row);
+    j["timeline"] = sim::timeline_to_json(e.prediction->timeline);
     write_stdout(j.dump(2) + "\n");
-  } else if (o.format == "csv") {
-    write_stdout(labelled_csv_header() + "\n" + labelled_csv_row(p.labelled) + "\n");
+  } else if (o.format == "text") {
+    write_stdout(sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters) + "\npolicy " + row.policy + " (" +
+                 kernel_name(e.plan->kernel) + ")\n" + writer->row(row));
   } else {
-    write_stdout(sim::describe_workload(batch, gpu, o.workload.clusters) + "\npolicy " + p.plan.policy + " (" +
-                 kernel_name(p.plan.kernel) + ")\n" + sim::metrics_text(p.prediction.metrics));
+    write_stdout(writer->row(row));
   }
 }
 
@@ -45,8 +47,9 @@ void add_predict_command(CLI::App& app) {
   auto opts = std::make_shared<PredictOptions>();
   CLI::App* cmd = app.add_subcommand("predict", "predict kernel time, occupancy, splits and reduce cost of a policy");
   opts->workload.add_to(*cmd);
-  cmd->add_option("--policy", opts->policy, "policy spec NAME[:key=value,...], e.g. aiter-v1:max_split_per_batch=16")
-      ->capture_default_str();
+  opts->policy_flag = cmd->add_option("--policy", opts->policy,
+                                      "policy spec NAME[:key=value,...], e.g. aiter-v1:max_split_per_batch=16 "
+                                      "[aiter-v1, or the scenario's A]");
   cmd->add_option("--format", opts->format, "text, json or csv")->capture_default_str();
   cmd->add_flag("--timeline", opts->timeline, "json: add the per-cluster timeline");
   cmd->callback([opts] { run_predict(*opts); });

@@ -6,8 +6,10 @@
 #include <mutex>
 
 #include "commands.h"
-#include "labelled_prediction.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_file.h"
+#include "mlasim/model/text_lists.h"
+#include "mlasim/sim/report.h"
 #include "mlasim/sim/sweep.h"
 #include "output.h"
 #include "workload_options.h"
@@ -26,18 +28,6 @@ struct SweepOptions {
   std::string format = "csv";
   bool quiet = false;
 };
-
-std::vector<std::string> split_names(const std::string& text, const std::string& field) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t comma = std::min(text.find(',', pos), text.size());
-    out.push_back(text.substr(pos, comma - pos));
-    if (out.back().empty()) throw InputError(field, "must be a comma list of names, got '" + text + "'");
-    pos = comma + 1;
-  }
-  return out;
-}
 
 // A bar on stderr, redrawn at most every 100 ms from whichever worker finishes a chunk.
 class ProgressBar {
@@ -74,18 +64,17 @@ class ProgressBar {
 };
 
 void run_sweep_command(const SweepOptions& o) {
-  check_format(o.format, {"csv", "json"});
+  const auto writer = sim::make_report_writer(o.format);
   if (o.out.empty()) throw InputError("out", "needs a file to write the sweep to");
   sim::SweepGrid grid;
-  for (const std::string& name : split_names(o.gpus, "gpu")) grid.gpus.push_back(load_gpu(name));
+  for (const std::string& name : parse_name_list(o.gpus, "gpu")) grid.gpus.push_back(load_gpu(name));
   grid.batches = parse_int_list(o.batches, "batch");
   grid.contexts = parse_int_list(o.contexts, "context");
   grid.clusters = parse_int_list(o.clusters, "clusters", 0);
   grid.policies = o.policies;
   // The shape flags go through the same checks as every other command's workload.
-  WorkloadOptions shape = o.shape;
-  shape.batch = 1;
-  shape.context = 1;
+  sim::Workload shape = o.shape.workload(std::nullopt);
+  shape.batch = sim::BatchSpec::uniform(1, 1);
   const DecodeBatch one = shape.make_batch();
   grid.shape = one;
   grid.qo_len = one.qo_lens.front();
@@ -97,8 +86,7 @@ void run_sweep_command(const SweepOptions& o) {
   bar.finish(r.points.size());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const std::string text = o.format == "csv" ? sweep_csv(grid, r) : sweep_json(grid, r).dump(1) + "\n";
-  write_file_atomically(o.out, text);
+  write_file_atomically(o.out, writer->table(sim::report_rows(grid, r)));
   if (!o.quiet)
     std::fprintf(stderr, "%zu predictions in %.3f s (%.0f per second) -> %s\n", r.points.size(), seconds,
                  static_cast<double>(r.points.size()) / std::max(seconds, 1e-9), o.out.c_str());
@@ -118,7 +106,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--policy", opts->policies, "policy spec; repeat for several")->required();
   opts->shape.add_shape_to(*cmd);
   cmd->add_option("--out", opts->out, "output file (written whole, or not at all)")->required();
-  cmd->add_option("--format", opts->format, "csv or json")->capture_default_str();
+  cmd->add_option("--format", opts->format, "csv, json or text")->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "no progress bar or summary on stderr");
   cmd->callback([opts] { run_sweep_command(*opts); });
 }

@@ -1,87 +1,94 @@
 #include "workload_options.h"
 
-#include <charconv>
-
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::cli {
 
-std::vector<int> parse_int_list(const std::string& text, const std::string& field, int min_value) {
-  std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
-    int v = 0;
-    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < min_value)
-      throw InputError(field, "must be a comma list of integers >= " + std::to_string(min_value) + ", got '" +
-                                  item + "' in '" + text + "'");
-    out.push_back(v);
-    pos = comma + 1;
-  }
-  return out;
+template <typename T>
+void WorkloadOptions::flag(CLI::App& app, CLI::Option*& slot, const std::string& names, T& value,
+                           const std::string& help) {
+  slot = app.add_option(names, value, help);
 }
 
 void WorkloadOptions::add_to(CLI::App& app) {
-  app.add_option("--gpu", gpu, "GPU profile name (mi355x, mi350x, mi325x, mi300x, mi308x, h100, h200) or FILE.json")
-      ->capture_default_str();
-  app.add_option("--batch", batch, "requests in the batch (with --context)")->capture_default_str();
-  app.add_option("--context", context, "KV tokens per request (with --batch)")->capture_default_str();
-  app.add_option("--kv-lens", kv_lens, "KV tokens per request, comma list (overrides --batch/--context)");
-  app.add_option("--qo-lens", qo_lens, "query tokens per request, comma list (non-uniform MTP)");
-  app.add_option("--clusters", clusters, "clusters (CUs) available to the plan (default: all)");
+  const sim::Workload d;
+  app.add_option("--scenario", scenario_path_,
+                 "scenario JSON (data/scenarios): its workload and policies; flags given beside it override");
+  flag(app, gpu_opt_, "--gpu", gpu_,
+       "GPU profile name (mi355x, mi350x, mi325x, mi300x, mi308x, h100, h200) or FILE.json [" + d.gpu + "]");
+  flag(app, batch_opt_, "--batch", batch_, "requests in the batch (with --context) [" + std::to_string(d.batch.count) + "]");
+  flag(app, context_opt_, "--context", context_,
+       "KV tokens per request (with --batch) [" + std::to_string(d.batch.context) + "]");
+  flag(app, kv_lens_opt_, "--kv-lens", kv_lens_, "KV tokens per request, comma list (overrides --batch/--context)");
+  flag(app, qo_lens_opt_, "--qo-lens", qo_lens_, "query tokens per request, comma list (non-uniform MTP)");
+  flag(app, clusters_opt_, "--clusters", clusters_, "clusters (CUs) available to the plan: 0 = all, or 1..CUs [0]");
   add_shape_to(app);
 }
 
 void WorkloadOptions::add_shape_to(CLI::App& app) {
-  app.add_option("--qo-len", qo_len, "query tokens per request (1 = plain decode, >1 = MTP)")->capture_default_str();
-  app.add_option("--heads", heads, "q heads")->capture_default_str();
-  app.add_option("--kv-heads", kv_heads, "kv heads (MLA: 1)")->capture_default_str();
-  app.add_option("--q-dtype", q_dtype, "fp8 or bf16")->capture_default_str();
-  app.add_option("--kv-dtype", kv_dtype, "fp8 or bf16")->capture_default_str();
-  app.add_option("--page-size", page_size, "tokens per KV page (power of two)")->capture_default_str();
-  app.add_option("--kv-granularity", kv_granularity, "planner granule in pages (power of two; default max(page size, 16))");
-  app.add_flag("--causal,!--no-causal", causal, "causal masking for qlen > 1 (default on)");
+  const sim::Workload d;
+  flag(app, qo_len_opt_, "--qo-len", qo_len_, "query tokens per request (1 = plain decode, >1 = MTP) [1]");
+  flag(app, heads_opt_, "--heads", heads_, "q heads [" + std::to_string(d.heads) + "]");
+  flag(app, kv_heads_opt_, "--kv-heads", kv_heads_, "kv heads (MLA: 1) [1]");
+  flag(app, q_dtype_opt_, "--q-dtype", q_dtype_, "fp8 or bf16 [fp8]");
+  flag(app, kv_dtype_opt_, "--kv-dtype", kv_dtype_, "fp8 or bf16 [fp8]");
+  flag(app, page_size_opt_, "--page-size", page_size_, "tokens per KV page (power of two) [1]");
+  flag(app, kv_granularity_opt_, "--kv-granularity", kv_granularity_,
+       "planner granule in pages (power of two; default max(page size, 16))");
+  causal_opt_ = app.add_flag("--causal,!--no-causal", causal_, "causal masking for qlen > 1 (default on)");
 }
 
-DecodeBatch WorkloadOptions::make_batch() const {
-  DecodeBatch b;
-  if (!kv_lens.empty()) {
-    b.kv_lens = parse_int_list(kv_lens, "kv-lens");
-  } else {
-    if (batch < 1) throw InputError("batch", "must be >= 1, got " + std::to_string(batch));
-    if (context < 1) throw InputError("context", "must be >= 1 token, got " + std::to_string(context));
-    b.kv_lens.assign(static_cast<size_t>(batch), context);
-  }
-  if (!qo_lens.empty()) {
-    b.qo_lens = parse_int_list(qo_lens, "qo-lens");
-    if (b.qo_lens.size() != b.kv_lens.size())
-      throw InputError("qo-lens", "has " + std::to_string(b.qo_lens.size()) + " entries for " +
-                                      std::to_string(b.kv_lens.size()) + " requests");
-  } else {
-    if (qo_len < 1) throw InputError("qo-len", "must be >= 1, got " + std::to_string(qo_len));
-    b.qo_lens.assign(b.kv_lens.size(), qo_len);
-  }
-  b.q_heads = heads;
-  b.kv_heads = kv_heads;
-  b.q_dtype = parse_dtype(q_dtype, "q-dtype");
-  b.kv_dtype = parse_dtype(kv_dtype, "kv-dtype");
-  b.page_size = page_size;
-  b.kv_granularity = kv_granularity > 0 ? kv_granularity : std::max(page_size, 16);
-  if (kv_granularity < 0)
-    throw InputError("kv-granularity", "must be a power of two, got " + std::to_string(kv_granularity));
-  b.causal = causal;
-  b.validate();
-  return b;
+std::optional<sim::Scenario> WorkloadOptions::scenario() const {
+  if (scenario_path_.empty()) return std::nullopt;
+  return sim::load_scenario(scenario_path_);
 }
 
-Gpu WorkloadOptions::load() const {
-  Gpu g = load_gpu(gpu);
-  if (clusters < 0 || clusters > g.num_cu)
-    throw InputError("clusters", "must be 1.." + std::to_string(g.num_cu) + " on " + g.name + ", got " +
-                                     std::to_string(clusters));
-  return g;
+sim::Workload WorkloadOptions::workload(const std::optional<sim::Scenario>& scenario) const {
+  sim::Workload w = scenario ? scenario->workload : sim::Workload{};
+  if (given(gpu_opt_)) w.gpu = gpu_;
+  if (given(kv_lens_opt_)) {
+    w.batch = sim::BatchSpec::list(parse_int_list(kv_lens_, "kv-lens"));
+  } else if (given(batch_opt_) || given(context_opt_)) {
+    if (given(batch_opt_) && batch_ < 1) throw InputError("batch", "must be >= 1, got " + std::to_string(batch_));
+    if (given(context_opt_) && context_ < 1)
+      throw InputError("context", "must be >= 1 token, got " + std::to_string(context_));
+    if (!given(context_opt_) && w.batch.kind != sim::BatchSpec::Kind::uniform)
+      throw InputError("context", "give --context with --batch: the scenario's lengths are not uniform");
+    w.batch = sim::BatchSpec::uniform(given(batch_opt_) ? batch_ : w.batch.size(),
+                                      given(context_opt_) ? context_ : w.batch.context);
+  }
+  if (given(qo_len_opt_)) {
+    if (qo_len_ < 1) throw InputError("qo-len", "must be >= 1, got " + std::to_string(qo_len_));
+    w.qlen = qo_len_;
+    w.qo_lens.clear();
+  }
+  if (given(qo_lens_opt_)) {
+    w.qo_lens = parse_int_list(qo_lens_, "qo-lens");
+    if (static_cast<int>(w.qo_lens.size()) != w.batch.size())
+      throw InputError("qo-lens", "has " + std::to_string(w.qo_lens.size()) + " entries for " +
+                                      std::to_string(w.batch.size()) + " requests");
+  }
+  if (given(heads_opt_)) w.heads = heads_;
+  if (given(kv_heads_opt_)) w.kv_heads = kv_heads_;
+  if (given(q_dtype_opt_)) w.q_dtype = parse_dtype(q_dtype_, "q-dtype");
+  if (given(kv_dtype_opt_)) w.kv_dtype = parse_dtype(kv_dtype_, "kv-dtype");
+  if (given(page_size_opt_)) w.page_size = page_size_;
+  if (given(kv_granularity_opt_)) {
+    if (kv_granularity_ < 0)
+      throw InputError("kv-granularity", "must be a power of two, got " + std::to_string(kv_granularity_));
+    w.kv_granularity = kv_granularity_ > 0 ? std::optional<int>(kv_granularity_) : std::nullopt;
+  }
+  if (given(causal_opt_)) w.causal = causal_;
+  if (given(clusters_opt_)) w.clusters = clusters_;
+  return w;
+}
+
+std::string choose_policy(const CLI::Option* flag, const std::string& value, const std::optional<sim::Scenario>& s,
+                          const std::string& name, size_t fallback_index, const std::string& fallback) {
+  if (flag && flag->count() > 0) return value;
+  if (s) return s->spec(name, fallback_index);
+  return fallback;
 }
 
 }  // namespace mlasim::cli

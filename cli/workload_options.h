@@ -1,38 +1,51 @@
 #pragma once
-// The workload flags every command shares (--gpu, --batch/--context or --kv-lens, heads, dtypes, ...).
+// The workload flags every command shares (--gpu, --batch/--context or --kv-lens, heads, dtypes, ...) and
+// --scenario FILE: the workload is the scenario's (or the built-in default), with every flag given beside it
+// applied on top.
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
-#include "mlasim/model/decode_batch.h"
-#include "mlasim/model/gpu.h"
+#include "mlasim/sim/scenario.h"
+#include "mlasim/sim/workload.h"
 
 namespace mlasim::cli {
 
-struct WorkloadOptions {
-  std::string gpu = "mi355x";
-  int batch = 4;
-  int context = 100000;
-  std::string kv_lens;  // comma list; overrides --batch/--context
-  std::string qo_lens;  // comma list; overrides --qo-len
-  int qo_len = 1;
-  int heads = 16;
-  int kv_heads = 1;
-  std::string q_dtype = "fp8";
-  std::string kv_dtype = "fp8";
-  int page_size = 1;
-  int kv_granularity = 0;  // 0: max(page_size, 16), as vLLM and ATOM pass it
-  bool causal = true;
-  int clusters = 0;        // 0: every CU of the GPU
-
+class WorkloadOptions {
+ public:
+  // All workload flags and --scenario.
   void add_to(CLI::App& app);
-  // Only the shape flags (qo-len, heads, dtypes, page size, granularity, causal): for commands that take the
-  // batch, context, GPU and clusters as lists of their own (sweep).
+  // Only the shape flags (qo-len, heads, kv-heads, dtypes, page size, granularity, causal): for commands that
+  // take the batch, context, GPU and clusters as lists of their own (sweep).
   void add_shape_to(CLI::App& app);
-  DecodeBatch make_batch() const;
-  Gpu load() const;
+
+  // The scenario named by --scenario, read and checked; nullopt without one.
+  std::optional<sim::Scenario> scenario() const;
+  // The workload: the scenario's (or the defaults) with the given flags applied. Throws InputError naming the flag.
+  sim::Workload workload(const std::optional<sim::Scenario>& scenario) const;
+
+ private:
+  template <typename T>
+  void flag(CLI::App& app, CLI::Option*& slot, const std::string& names, T& value, const std::string& help);
+  static bool given(const CLI::Option* o) { return o && o->count() > 0; }
+
+  std::string scenario_path_;
+  std::string gpu_;
+  int batch_ = 0, context_ = 0;
+  std::string kv_lens_, qo_lens_;
+  int qo_len_ = 0, heads_ = 0, kv_heads_ = 0, page_size_ = 0, kv_granularity_ = 0, clusters_ = 0;
+  std::string q_dtype_, kv_dtype_;
+  bool causal_ = true;
+
+  CLI::Option *gpu_opt_ = nullptr, *batch_opt_ = nullptr, *context_opt_ = nullptr, *kv_lens_opt_ = nullptr,
+              *qo_lens_opt_ = nullptr, *qo_len_opt_ = nullptr, *heads_opt_ = nullptr, *kv_heads_opt_ = nullptr,
+              *q_dtype_opt_ = nullptr, *kv_dtype_opt_ = nullptr, *page_size_opt_ = nullptr,
+              *kv_granularity_opt_ = nullptr, *causal_opt_ = nullptr, *clusters_opt_ = nullptr;
 };
 
-// Parses "1,2,3" into positive integers; throws InputError naming `field`.
-std::vector<int> parse_int_list(const std::string& text, const std::string& field, int min_value = 1);
+// The policy of a command: the flag when given, else the scenario's policy `name` (or the one at
+// `fallback_index`), else `fallback`.
+std::string choose_policy(const CLI::Option* flag, const std::string& value, const std::optional<sim::Scenario>& s,
+                          const std::string& name, size_t fallback_index, const std::string& fallback);
 
 }  // namespace mlasim::cli

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "mlasim/gui/evaluation.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/gui/main_window.h"
 #include "mlasim/gui/policy_panel.h"
 #include "mlasim/gui/timeline_painter.h"
@@ -76,8 +76,8 @@ void BM_PaintTimeline(benchmark::State& state) {
 }
 BENCHMARK(BM_PaintTimeline)->ArgName("works")->Arg(2000)->Arg(512000)->Unit(benchmark::kMillisecond);
 
-Scenario batch_scenario(int batch, int context) {
-  Scenario s;
+sim::Scenario batch_scenario(int batch, int context) {
+  sim::Scenario s;
   s.workload.batch.count = batch;
   s.workload.batch.context = context;
   return s;
@@ -85,9 +85,9 @@ Scenario batch_scenario(int batch, int context) {
 
 // The README scenario's real A/B picture, and the same pair at batch 256.
 void BM_PaintScenario(benchmark::State& state) {
-  const Scenario s = batch_scenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  const auto ctx = make_context(s.workload);
-  const SideResult a = evaluate_policy(s.policies[0], *ctx), b = evaluate_policy(s.policies[1], *ctx);
+  const sim::Scenario s = batch_scenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const auto ctx = std::make_shared<const sim::WorkloadContext>(sim::resolve(s.workload));
+  const sim::Evaluation a = sim::evaluate(s.policies[0].spec, *ctx), b = sim::evaluate(s.policies[1].spec, *ctx);
   const TimelineScene scene = make_scene(&a, &b);
   paint_fit(state, scene);
   state.counters["works"] = a.plan->num_works() + b.plan->num_works();
@@ -98,17 +98,17 @@ BENCHMARK(BM_PaintScenario)->ArgNames({"batch", "context"})->Args({4, 100000})->
 // An edit to picture, as the window does it: read the workload, plan and simulate A and B, build the scene, paint.
 // Each iteration changes A's split cap so nothing is reused from the previous one but the GPU profile.
 void BM_EditToPicture(benchmark::State& state) {
-  Scenario s = batch_scenario(256, static_cast<int>(state.range(0)));
+  sim::Scenario s = batch_scenario(256, static_cast<int>(state.range(0)));
   QImage image(kWindow, QImage::Format_ARGB32_Premultiplied);
   TimelineStyle style;
   style.font.setPixelSize(11);
   int msb = 1;
   size_t works = 0;
   for (auto _ : state) {
-    s.policies[0] = "aiter-v1:max_split_per_batch=" + std::to_string(msb);
+    s.policies[0].spec = "aiter-v1:max_split_per_batch=" + std::to_string(msb);
     msb = msb % 16 + 1;
-    const auto ctx = make_context(s.workload);
-    const SideResult a = evaluate_policy(s.policies[0], *ctx), b = evaluate_policy(s.policies[1], *ctx);
+    const auto ctx = std::make_shared<const sim::WorkloadContext>(sim::resolve(s.workload));
+    const sim::Evaluation a = sim::evaluate(s.policies[0].spec, *ctx), b = sim::evaluate(s.policies[1].spec, *ctx);
     const TimelineScene scene = make_scene(&a, &b);
     QPainter painter(&image);
     TimelinePainter::paint(painter, scene, TimelineViewport{kWindow, 0, scene.end_us * 1.02, 0}, style);

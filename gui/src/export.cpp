@@ -6,7 +6,10 @@
 #include <QSvgGenerator>
 #include <fmt/format.h>
 
+#include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/report.h"
+#include "mlasim/sim/scenario.h"
 #include "mlasim/sim/metrics_format.h"
 
 namespace mlasim::gui {
@@ -19,12 +22,6 @@ void write_whole_file(const std::string& path, const QByteArray& bytes) {
 }
 
 // Spec strings hold commas: quote the field, doubling quotes inside (RFC 4180).
-std::string csv_quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 TimelineViewport full_viewport(const TimelineScene& scene, const TimelineStyle& style, int width) {
   TimelineViewport vp;
   vp.size = QSize(width, 1);
@@ -58,7 +55,7 @@ std::string timeline_csv(const TimelineScene& scene) {
       "lane,source,kind,row,work_or_tile,request,partial,qo_start,qo_end,kv_start,kv_end,partials,begin_us,end_us\n";
   for (const TimelineLane& lane : scene.lanes) {
     const std::string name = lane.name.toStdString();
-    const std::string source = csv_quote(lane.source.toStdString());
+    const std::string source = csv_cell(lane.source.toStdString());
     const sim::Timeline& tl = lane.timeline();
     for (size_t row = 0; row < tl.rows.size(); ++row)
       for (const sim::TimelineBox& b : tl.rows[row]) {
@@ -73,15 +70,12 @@ std::string timeline_csv(const TimelineScene& scene) {
   return out;
 }
 
-std::string metrics_csv(const SideResult* a, const SideResult* b) {
-  std::string out = "side,source," + sim::metrics_csv_header() + "\n";
-  const SideResult* sides[2] = {a, b};
-  for (int s = 0; s < 2; ++s) {
-    if (!sides[s] || !sides[s]->prediction) continue;
-    out += std::string(s == 0 ? "A" : "B") + "," + csv_quote(sides[s]->source) + "," +
-           sim::metrics_csv_row(sides[s]->prediction->metrics) + "\n";
-  }
-  return out;
+std::string metrics_csv(const sim::WorkloadContext& ctx, const sim::Evaluation* a, const sim::Evaluation* b) {
+  const auto writer = sim::make_report_writer("csv");
+  std::vector<sim::ReportRow> rows;
+  for (const sim::Evaluation* side : {a, b})
+    if (side && side->prediction) rows.push_back(sim::report_row(*side, ctx));
+  return rows.size() == 2 ? writer->comparison(sim::Comparison::of(rows[0], rows[1])) : writer->table(rows);
 }
 
 void export_scene(const TimelineScene& scene, const std::string& path, const ExportOptions& options) {
@@ -124,10 +118,10 @@ void export_scene(const TimelineScene& scene, const std::string& path, const Exp
 }
 
 void render_scenario(const std::string& scenario_path, const std::string& out_path, const ExportOptions& options) {
-  const Scenario scenario = load_scenario(scenario_path);
-  const auto ctx = make_context(scenario.workload);
-  const SideResult a = evaluate_policy(scenario.policies[0], *ctx);
-  const SideResult b = evaluate_policy(scenario.policies[1], *ctx);
+  const sim::Scenario scenario = sim::load_scenario(scenario_path);
+  const sim::WorkloadContext ctx = sim::resolve(scenario.workload);
+  const sim::Evaluation a = sim::evaluate(scenario.spec("A", 0), ctx);
+  const sim::Evaluation b = sim::evaluate(scenario.spec("B", 1), ctx);
   export_scene(make_scene(&a, &b), out_path, options);
 }
 

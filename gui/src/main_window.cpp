@@ -38,6 +38,7 @@
 #include "mlasim/sim/metrics_format.h"
 #include "mlasim/sim/plan_json.h"
 #include "mlasim/sim/plan_text.h"
+#include "mlasim/sim/report.h"
 
 namespace mlasim::gui {
 namespace {
@@ -166,7 +167,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
 
   resize(1500, 950);
-  set_scenario(Scenario{});
+  set_scenario(sim::Scenario{});
 }
 
 void MainWindow::build_menus() {
@@ -207,31 +208,34 @@ void MainWindow::build_menus() {
   view->addAction(tr("&Clear selection"), this, [this] { select_request(-1); });
 }
 
-const SideResult* MainWindow::side(int s) const {
+const sim::Evaluation* MainWindow::side(int s) const {
   const auto& r = results_[static_cast<size_t>(s)];
   return r ? &*r : nullptr;
 }
 
-Scenario MainWindow::scenario() const {
-  Scenario s = loaded_;
+sim::Scenario MainWindow::scenario() const {
+  sim::Scenario s = loaded_;
   s.workload = workload_->workload();
-  s.policies = {policies_[0]->spec(), policies_[1]->spec()};
+  s.policies = {{"A", policies_[0]->spec()}, {"B", policies_[1]->spec()}};
   return s;
 }
 
-void MainWindow::set_scenario(const Scenario& s) {
+void MainWindow::set_scenario(const sim::Scenario& file) {
+  // The explorer compares two sides: A and B by name, else the file's first two policies (one policy: both sides).
+  sim::Scenario s = file;
+  s.policies = {{"A", file.spec("A", 0)}, {"B", file.spec("B", 1)}};
   // Everything is checked before any form changes, so a scenario that does not plan leaves the window as it was.
-  const auto ctx = make_context(s.workload);
+  const auto ctx = std::make_shared<const sim::WorkloadContext>(sim::resolve(s.workload));
   for (int side = 0; side < 2; ++side) {
     try {
-      evaluate_policy(s.policies[static_cast<size_t>(side)], *ctx);
+      sim::evaluate(s.policies[static_cast<size_t>(side)].spec, *ctx);
     } catch (const InputError& e) {
       throw InputError("policies." + std::string(side_name(side)), e.what());
     }
   }
   workload_->set_workload(s.workload);
   for (int side = 0; side < 2; ++side) {
-    policies_[static_cast<size_t>(side)]->set_spec(s.policies[static_cast<size_t>(side)]);
+    policies_[static_cast<size_t>(side)]->set_spec(s.policies[static_cast<size_t>(side)].spec);
     policies_[static_cast<size_t>(side)]->set_note({});
     imported_[static_cast<size_t>(side)].reset();
   }
@@ -243,22 +247,22 @@ void MainWindow::set_scenario(const Scenario& s) {
 bool MainWindow::recompute() {
   QElapsedTimer timer;
   timer.start();
-  std::shared_ptr<const WorkloadContext> ctx;
-  Scenario current = loaded_;
+  std::shared_ptr<const sim::WorkloadContext> ctx;
+  sim::Scenario current = loaded_;
   try {
     current.workload = workload_->workload();
-    ctx = make_context(current.workload);
+    ctx = std::make_shared<const sim::WorkloadContext>(sim::resolve(current.workload));
   } catch (const std::exception& e) {
     show_error(tr("Workload: %1").arg(qstr(e.what())));
     return false;
   }
-  std::array<std::optional<SideResult>, 2> next;
+  std::array<std::optional<sim::Evaluation>, 2> next;
   QStringList notes;
   for (int s = 0; s < 2; ++s) {
     const size_t i = static_cast<size_t>(s);
     if (imported_[i]) {
       try {
-        next[i] = evaluate_plan(*imported_[i], imported_origin_[i].toStdString(), *ctx);
+        next[i] = sim::evaluate_plan(*imported_[i], imported_origin_[i].toStdString(), *ctx);
       } catch (const InputError& e) {
         notes << tr("The plan imported into %1 no longer fits (%2); %1 is planned by its policy again.")
                      .arg(side_name(s), qstr(e.what()));
@@ -266,10 +270,10 @@ bool MainWindow::recompute() {
         policies_[i]->set_note({});
       }
     }
-    current.policies[i] = policies_[i]->spec();
+    current.policies[i].spec = policies_[i]->spec();
     if (next[i]) continue;
     try {
-      next[i] = evaluate_policy(current.policies[i], *ctx);
+      next[i] = sim::evaluate(current.policies[i].spec, *ctx);
     } catch (const std::exception& e) {
       show_error(tr("Policy %1: %2").arg(side_name(s), qstr(e.what())));
       return false;
@@ -291,14 +295,14 @@ void MainWindow::show_results() {
   if (timeline_->selected_request() >= scene_->num_requests) timeline_->set_selected_request(-1);
   timeline_->set_scene(scene_);
   metrics_->set_results(side(0), side(1));
-  uplift_label_->setText(side(0) && side(1) ? uplift_text(speedup_b_over_a(*side(0), *side(1))) : QString());
+  uplift_label_->setText(side(0) && side(1) ? uplift_text(sim::speedup(side(0)->prediction->metrics, side(1)->prediction->metrics)) : QString());
   works_->set_lane(scene_, work_lane_->currentIndex());
   if (timeline_->selected_request() >= 0) select_request(timeline_->selected_request());
   // The plan text of a large batch is long; it is written only while its tab is shown.
   if (tabs_->currentWidget() == plan_text_ && context_) {
     std::string text = sim::describe_workload(context_->batch, context_->gpu, context_->clusters) + "\n";
     for (int s = 0; s < 2; ++s) {
-      const SideResult* r = side(s);
+      const sim::Evaluation* r = side(s);
       if (!r) continue;
       text += "\n== " + std::string(side_name(s)) + ": " + r->source + " ==\n" +
               sim::format_plan_text(*r->plan, context_->batch.page_size) + "\n" +
@@ -342,7 +346,7 @@ void MainWindow::clear_error() {
 
 bool MainWindow::open_scenario(const QString& path) {
   try {
-    const Scenario s = load_scenario(path.toStdString());  // its errors name the file
+    const sim::Scenario s = sim::load_scenario(path.toStdString());  // its errors name the file
     try {
       set_scenario(s);
     } catch (const InputError& e) {
@@ -359,7 +363,7 @@ bool MainWindow::open_scenario(const QString& path) {
 
 bool MainWindow::save_scenario(const QString& path) {
   try {
-    gui::save_scenario(scenario(), path.toStdString());
+    sim::save_scenario(scenario(), path.toStdString());
   } catch (const InputError& e) {
     show_error(tr("Cannot save the scenario: %1").arg(qstr(e.what())));
     return false;
@@ -394,7 +398,7 @@ bool MainWindow::import_plan(int s, const QString& path) {
       throw InputError("plan", file + ": " + e.what());
     }
     const std::string origin = QFileInfo(path).fileName().toStdString();
-    SideResult result = evaluate_plan(plan, origin, *context_);
+    sim::Evaluation result = sim::evaluate_plan(plan, origin, *context_);
     imported_[i] = std::move(plan);
     imported_origin_[i] = qstr(origin);
     results_[i] = std::move(result);
@@ -428,7 +432,8 @@ bool MainWindow::export_metrics_csv(const QString& path) {
   try {
     if (!path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive))
       throw InputError("out", path.toStdString() + ": must end in .csv");
-    const std::string text = metrics_csv(side(0), side(1));
+    if (!context_) throw InputError("out", "nothing to export: the workload does not plan");
+    const std::string text = metrics_csv(*context_, side(0), side(1));
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
         !file.commit())

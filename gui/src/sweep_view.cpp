@@ -24,7 +24,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
-#include "mlasim/gui/evaluation.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/gui/text_format.h"
 #include "mlasim/model/input_error.h"
 
@@ -55,11 +55,11 @@ QColor speedup_color(double s) {
 }
 
 // The uniform batches of the sweep share everything but their lengths with the scenario's workload.
-sim::SweepGrid grid_for(const Scenario& s, const WorkloadContext& ctx) {
+sim::SweepGrid grid_for(const sim::Scenario& s, const sim::WorkloadContext& ctx) {
   sim::SweepGrid g;
   g.gpus = {ctx.gpu};
   g.clusters = {ctx.clusters};
-  g.policies = {s.policies[0], s.policies[1]};
+  g.policies = {s.policies[0].spec, s.policies[1].spec};
   g.shape = ctx.batch;
   g.qo_len = s.workload.qlen;
   return g;
@@ -150,7 +150,7 @@ SweepView::~SweepView() { watcher_.waitForFinished(); }
 QChart* SweepView::line_chart() const { return line_view_->chart(); }
 QChart* SweepView::heatmap_chart() const { return heat_view_->chart(); }
 
-void SweepView::set_scenario(const Scenario& s) { scenario_ = s; }
+void SweepView::set_scenario(const sim::Scenario& s) { scenario_ = s; }
 
 bool SweepView::running() const { return watcher_.isRunning(); }
 
@@ -163,7 +163,7 @@ void SweepView::run() {
 }
 
 void SweepView::start() {
-  const Scenario scenario = scenario_;
+  const sim::Scenario scenario = scenario_;
   const bool along_batch = axis_->currentIndex() == 1;
   const std::vector<int> values = log_spaced(from_->value(), to_->value(), points_->value());
   std::vector<int> batches;
@@ -176,14 +176,14 @@ void SweepView::start() {
   total_->store(1);
   progress_->setValue(0);
   run_button_->setText(tr("Running..."));
-  status_->setText(tr("Sweeping %1 and %2...").arg(QString::fromStdString(scenario.policies[0]),
-                                                   QString::fromStdString(scenario.policies[1])));
+  status_->setText(tr("Sweeping %1 and %2...").arg(QString::fromStdString(scenario.policies[0].spec),
+                                                   QString::fromStdString(scenario.policies[1].spec)));
   auto done = done_;
   auto total = total_;
   watcher_.setFuture(QtConcurrent::run([scenario, along_batch, values, batches, contexts, done, total] {
     Outcome out;
     try {
-      const auto ctx = make_context(scenario.workload);
+      const auto ctx = std::make_shared<const sim::WorkloadContext>(sim::resolve(scenario.workload));
       const int requests = ctx->batch.size();
       const int context = static_cast<int>(ctx->batch.total_kv_tokens() / std::max(1, requests));
       sim::SweepGrid line = grid_for(scenario, *ctx);
@@ -278,8 +278,8 @@ void SweepView::draw_line() {
   }
   chart->setTitle(tr("<b>Predicted kernel time along %1</b><br>A: %2<br>B: %3")
                       .arg(line_.along_batch ? tr("batch") : tr("context"),
-                           QString::fromStdString(scenario_.policies[0]).toHtmlEscaped(),
-                           QString::fromStdString(scenario_.policies[1]).toHtmlEscaped()));
+                           QString::fromStdString(scenario_.policies[0].spec).toHtmlEscaped(),
+                           QString::fromStdString(scenario_.policies[1].spec).toHtmlEscaped()));
   chart->legend()->setAlignment(Qt::AlignBottom);
 }
 

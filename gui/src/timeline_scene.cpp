@@ -8,7 +8,7 @@
 
 namespace mlasim::gui {
 
-TimelineLane make_lane(const QString& name, const SideResult& side) {
+TimelineLane make_lane(const QString& name, const sim::Evaluation& side) {
   TimelineLane lane;
   lane.name = name;
   lane.plan = side.plan;
@@ -55,7 +55,7 @@ TimelineScene make_scene(std::vector<TimelineLane> lanes) {
   return scene;
 }
 
-TimelineScene make_scene(const SideResult* a, const SideResult* b) {
+TimelineScene make_scene(const sim::Evaluation* a, const sim::Evaluation* b) {
   std::vector<TimelineLane> lanes;
   if (a && a->prediction) lanes.push_back(make_lane("A", *a));
   if (b && b->prediction) lanes.push_back(make_lane("B", *b));

@@ -10,9 +10,10 @@
 #include <QStackedWidget>
 #include <limits>
 
-#include "mlasim/gui/evaluation.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::gui {
 namespace {
@@ -36,18 +37,14 @@ QComboBox* combo(const char* name, const QStringList& items) {
 }
 
 // Parses "100000, 2000,500" (commas or spaces); throws InputError("kv_lens", ...) naming the bad item.
+// Lengths as people paste them: separated by commas, spaces or both.
 std::vector<int> parse_lengths(const QString& text) {
-  std::vector<int> out;
   const QStringList items = text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts);
-  for (const QString& item : items) {
-    bool ok = false;
-    const int v = item.toInt(&ok);
-    if (!ok || v < 1 || v > kMaxContext)
-      throw InputError("kv_lens", "must be a comma list of KV lengths 1.." + std::to_string(kMaxContext) + ", got '" +
-                                      item.toStdString() + "'");
-    out.push_back(v);
-  }
-  if (out.empty()) throw InputError("kv_lens", "give at least one KV length, e.g. 100000, 2000, 500");
+  if (items.empty()) throw InputError("kv_lens", "give at least one KV length, e.g. 100000, 2000, 500");
+  std::vector<int> out = parse_int_list(items.join(QLatin1Char(',')).toStdString(), "kv_lens");
+  for (int v : out)
+    if (v > kMaxContext)
+      throw InputError("kv_lens", "must be KV lengths 1.." + std::to_string(kMaxContext) + ", got " + std::to_string(v));
   return out;
 }
 
@@ -133,7 +130,7 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
   form->addRow(tr("page size"), page_size_);
   form->addRow(tr("clusters"), clusters_);
 
-  set_workload(Workload{});
+  set_workload(sim::Workload{});
 
   connect(batch_kind_, &QComboBox::currentIndexChanged, this, &WorkloadPanel::show_batch_page);
   connect(gpu_, &QComboBox::currentIndexChanged, this, [this] {
@@ -163,32 +160,35 @@ void WorkloadPanel::emit_changed() {
 
 void WorkloadPanel::update_cluster_range() {
   try {
-    clusters_->setMaximum(gpu_profile(gpu_->currentText().toStdString())->num_cu);
+    clusters_->setMaximum(sim::gpu_profile(gpu_->currentText().toStdString())->num_cu);
   } catch (const InputError&) {
     clusters_->setMaximum(1024);  // the profile is reported when the workload is planned
   }
 }
 
-Workload WorkloadPanel::workload() const {
-  Workload w;
+sim::Workload WorkloadPanel::workload() const {
+  // Fields the panel does not show (per-request query lengths, kv heads, granularity, causal) keep the values of
+  // the workload last set, so a scenario opened and saved again loses nothing.
+  sim::Workload w = shown_;
+  w.batch = sim::BatchSpec{};
   w.gpu = gpu_->currentText().toStdString();
   // Only the fields of the chosen kind are read; the others keep their defaults, as in a scenario file.
-  BatchSpec& b = w.batch;
-  b.kind = static_cast<BatchSpec::Kind>(batch_kind_->currentIndex());
+  sim::BatchSpec& b = w.batch;
+  b.kind = static_cast<sim::BatchSpec::Kind>(batch_kind_->currentIndex());
   switch (b.kind) {
-    case BatchSpec::Kind::uniform:
+    case sim::BatchSpec::Kind::uniform:
       b.count = count_->value();
       b.context = context_->value();
       break;
-    case BatchSpec::Kind::list:
+    case sim::BatchSpec::Kind::list:
       b.kv_lens = parse_lengths(kv_lens_->text());
       break;
-    case BatchSpec::Kind::random:
+    case sim::BatchSpec::Kind::random:
       b.count = random_count_->value();
-      b.distribution = static_cast<BatchSpec::Distribution>(distribution_->currentIndex());
+      b.distribution = static_cast<sim::BatchSpec::Distribution>(distribution_->currentIndex());
       b.min_context = min_context_->value();
       b.max_context = max_context_->value();
-      if (b.distribution == BatchSpec::Distribution::lognormal) {
+      if (b.distribution == sim::BatchSpec::Distribution::lognormal) {
         b.median_context = median_context_->value();
         b.sigma = sigma_->value();
       }
@@ -199,6 +199,8 @@ Workload WorkloadPanel::workload() const {
       break;
   }
   w.qlen = qlen_->value();
+  // Per-request query lengths hold only while the batch and the query length they were given with stay.
+  if (w.qlen != shown_.qlen || w.batch.size() != shown_.batch.size()) w.qo_lens.clear();
   w.heads = heads_->value();
   w.q_dtype = parse_dtype(q_dtype_->currentText().toStdString(), "q_dtype");
   w.kv_dtype = parse_dtype(kv_dtype_->currentText().toStdString(), "kv_dtype");
@@ -207,19 +209,20 @@ Workload WorkloadPanel::workload() const {
   return w;
 }
 
-void WorkloadPanel::set_workload(const Workload& w) {
+void WorkloadPanel::set_workload(const sim::Workload& w) {
   loading_ = true;
+  shown_ = w;
   const QString gpu = QString::fromStdString(w.gpu);
   if (gpu_->findText(gpu) < 0) gpu_->addItem(gpu);  // a profile given by path
   gpu_->setCurrentText(gpu);
   update_cluster_range();
-  const BatchSpec& b = w.batch;
+  const sim::BatchSpec& b = w.batch;
   batch_kind_->setCurrentIndex(static_cast<int>(b.kind));
   show_batch_page(static_cast<int>(b.kind));
-  count_->setValue(b.kind == BatchSpec::Kind::uniform ? b.count : count_->value());
+  count_->setValue(b.kind == sim::BatchSpec::Kind::uniform ? b.count : count_->value());
   context_->setValue(b.context);
-  kv_lens_->setText(b.kind == BatchSpec::Kind::list ? join_lengths(b.kv_lens) : kv_lens_->text());
-  random_count_->setValue(b.kind == BatchSpec::Kind::random ? b.count : random_count_->value());
+  kv_lens_->setText(b.kind == sim::BatchSpec::Kind::list ? join_lengths(b.kv_lens) : kv_lens_->text());
+  random_count_->setValue(b.kind == sim::BatchSpec::Kind::random ? b.count : random_count_->value());
   distribution_->setCurrentIndex(static_cast<int>(b.distribution));
   min_context_->setValue(b.min_context);
   max_context_->setValue(b.max_context);

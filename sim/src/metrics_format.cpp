@@ -7,43 +7,12 @@
 #include <numeric>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/metric_fields.h"
 
 namespace mlasim::sim {
 namespace {
 
 using nlohmann::json;
-
-// One row per Metrics member, in output order: a double, an int, or the list of splits.
-struct Field {
-  const char* name;
-  double Metrics::*real = nullptr;
-  int Metrics::*integer = nullptr;
-  const char* unit = "";
-};
-
-const Field kFields[] = {
-    {"stage1_us", &Metrics::stage1_us, nullptr, "us"},
-    {"reduce_us", &Metrics::reduce_us, nullptr, "us"},
-    {"kernel_us", &Metrics::kernel_us, nullptr, "us"},
-    {"total_us", &Metrics::total_us, nullptr, "us"},
-    {"active_clusters", nullptr, &Metrics::active_clusters},
-    {"occupancy", &Metrics::occupancy, nullptr},
-    {"splits_per_request", nullptr, nullptr},
-    {"num_works", nullptr, &Metrics::num_works},
-    {"num_partials", nullptr, &Metrics::num_partials},
-    {"kv_bytes", &Metrics::kv_bytes, nullptr, "B"},
-    {"achieved_tbps", &Metrics::achieved_tbps, nullptr, "TB/s"},
-    {"critical_path_us", &Metrics::critical_path_us, nullptr, "us"},
-};
-
-bool is_splits(const Field& f) { return !f.real && !f.integer; }
-
-std::string splits_summary(const std::vector<int>& s) {
-  if (s.size() <= 8) return fmt::format("{}", fmt::join(s, " "));
-  const auto [lo, hi] = std::minmax_element(s.begin(), s.end());
-  const double mean = std::accumulate(s.begin(), s.end(), 0.0) / double(s.size());
-  return fmt::format("{}..{}, mean {:.2f} over {} requests", *lo, *hi, mean, s.size());
-}
 
 double parse_double(const std::string& field, const std::string& text) {
   double v = 0;
@@ -82,7 +51,7 @@ std::string strip_line_end(std::string s) {
 const std::vector<std::string>& metric_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
-    for (const Field& f : kFields) n.emplace_back(f.name);
+    for (const MetricField& f : metric_fields()) n.emplace_back(f.name);
     return n;
   }();
   return names;
@@ -90,32 +59,20 @@ const std::vector<std::string>& metric_names() {
 
 std::string metrics_text(const Metrics& m) {
   std::string out;
-  for (const Field& f : kFields) {
-    std::string value;
-    if (f.real == &Metrics::occupancy)
-      value = fmt::format("{:.1f} %", m.occupancy * 100);
-    else if (f.real == &Metrics::kv_bytes)
-      value = fmt::format("{:.1f} MB", m.kv_bytes / 1e6);
-    else if (f.real)
-      value = fmt::format("{:.2f}", m.*f.real);
-    else if (f.integer)
-      value = fmt::format("{}", m.*f.integer);
-    else
-      value = splits_summary(m.splits_per_request);
-    out += fmt::format("{:<20}{}\n", f.name, value);
-  }
+  for (const MetricField& f : metric_fields()) out += fmt::format("{:<20}{}\n", f.name, f.text(m));
   return out;
 }
 
 json metrics_to_json(const Metrics& m) {
   json j = json::object();
-  for (const Field& f : kFields) {
-    if (f.real)
-      j[f.name] = m.*f.real;
-    else if (f.integer)
-      j[f.name] = m.*f.integer;
+  for (const MetricField& f : metric_fields()) {
+    const std::string key(f.name);
+    if (f.kind == MetricField::Kind::real)
+      j[key] = m.*f.real;
+    else if (f.kind == MetricField::Kind::integer)
+      j[key] = m.*f.integer;
     else
-      j[f.name] = m.splits_per_request;
+      j[key] = m.splits_per_request;
   }
   return j;
 }
@@ -123,15 +80,16 @@ json metrics_to_json(const Metrics& m) {
 Metrics metrics_from_json(const json& j) {
   if (!j.is_object()) throw InputError("metrics", "must be a JSON object");
   Metrics m;
-  for (const Field& f : kFields) {
-    if (!j.contains(f.name)) throw InputError(f.name, "missing in the metrics object");
-    const json& v = j.at(f.name);
-    if (is_splits(f)) {
+  for (const MetricField& f : metric_fields()) {
+    const std::string key(f.name);
+    if (!j.contains(key)) throw InputError(key, "missing in the metrics object");
+    const json& v = j.at(key);
+    if (f.kind == MetricField::Kind::list) {
       if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number_integer(); }))
-        throw InputError(f.name, "must be a list of integers");
+        throw InputError(key, "must be a list of integers");
       m.splits_per_request = v.get<std::vector<int>>();
     } else if (!v.is_number() || (f.integer && !v.is_number_integer())) {
-      throw InputError(f.name, f.integer ? "must be an integer" : "must be a number");
+      throw InputError(key, f.integer ? "must be an integer" : "must be a number");
     } else if (f.real) {
       m.*f.real = v.get<double>();
     } else {
@@ -145,15 +103,8 @@ std::string metrics_csv_header() { return fmt::format("{}", fmt::join(metric_nam
 
 std::vector<std::string> metrics_csv_cells(const Metrics& m) {
   std::vector<std::string> cells;
-  cells.reserve(std::size(kFields));
-  for (const Field& f : kFields) {
-    if (f.real)
-      cells.push_back(fmt::format("{}", m.*f.real));
-    else if (f.integer)
-      cells.push_back(fmt::format("{}", m.*f.integer));
-    else
-      cells.push_back(fmt::format("{}", fmt::join(m.splits_per_request, ";")));
-  }
+  cells.reserve(metric_fields().size());
+  for (const MetricField& f : metric_fields()) cells.push_back(f.cell(m));
   return cells;
 }
 
@@ -165,16 +116,17 @@ Metrics metrics_from_csv(const std::string& header, const std::string& row) {
   if (names.size() != cells.size())
     throw InputError("csv", fmt::format("the row has {} cells but the header {} columns", cells.size(), names.size()));
   Metrics m;
-  for (const Field& f : kFields) {
-    const auto at = std::find(names.begin(), names.end(), f.name);
-    if (at == names.end()) throw InputError(f.name, "missing column in the CSV header");
+  for (const MetricField& f : metric_fields()) {
+    const std::string key(f.name);
+    const auto at = std::find(names.begin(), names.end(), key);
+    if (at == names.end()) throw InputError(key, "missing column in the CSV header");
     const std::string& cell = cells[static_cast<size_t>(at - names.begin())];
     if (f.real)
-      m.*f.real = parse_double(f.name, cell);
+      m.*f.real = parse_double(key, cell);
     else if (f.integer)
-      m.*f.integer = parse_int(f.name, cell);
+      m.*f.integer = parse_int(key, cell);
     else if (!cell.empty())
-      for (const std::string& s : split(cell, ';')) m.splits_per_request.push_back(parse_int(f.name, s));
+      for (const std::string& s : split(cell, ';')) m.splits_per_request.push_back(parse_int(key, s));
   }
   return m;
 }

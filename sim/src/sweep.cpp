@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/policy_spec.h"
 #include "mlasim/sim/split_policy.h"
 
@@ -38,10 +39,7 @@ void validate_sweep(const SweepGrid& g) {
   require_non_empty(g.policies, "policy");
   for (const std::string& spec : g.policies) make_policy(spec);
   for (const Gpu& gpu : g.gpus) {
-    for (int c : g.clusters)
-      if (c < 0 || c > gpu.num_cu)
-        throw InputError("clusters", "must be 0.." + std::to_string(gpu.num_cu) + " on " + gpu.name + ", got " +
-                                         std::to_string(c));
+    for (int c : g.clusters) check_clusters(c, gpu);
     cost_params_for(gpu);  // a profile with a parameter out of range fails here, not mid-sweep
   }
   for (int b : g.batches)
@@ -77,13 +75,24 @@ SweepResult run_sweep(const SweepGrid& g, const std::function<void(size_t, size_
       const SweepPoint& pt = r.points[i];
       const Gpu& gpu = g.gpus[static_cast<size_t>(pt.gpu)];
       const DecodeBatch batch = batch_for(g, pt.batch, pt.context);
-      const Plan plan = policies[static_cast<size_t>(pt.policy)]->plan({batch, gpu, pt.clusters});
-      r.metrics[i] = simulate_metrics(plan, batch, gpu, params[static_cast<size_t>(pt.gpu)]);
+      r.metrics[i] = evaluate_metrics(*policies[static_cast<size_t>(pt.policy)], batch, gpu,
+                                      params[static_cast<size_t>(pt.gpu)], pt.clusters);
     }
     const size_t now = done.fetch_add(range.size()) + range.size();
     if (progress) progress(now, total);
   });
   return r;
+}
+
+std::vector<ReportRow> report_rows(const SweepGrid& g, const SweepResult& r) {
+  std::vector<ReportRow> rows;
+  rows.reserve(r.points.size());
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const SweepPoint& p = r.points[i];
+    rows.push_back({g.gpus[static_cast<size_t>(p.gpu)].name, r.policies[static_cast<size_t>(p.policy)], p.batch,
+                    std::to_string(p.context), p.clusters, r.metrics[i]});
+  }
+  return rows;
 }
 
 }  // namespace mlasim::sim

@@ -27,9 +27,11 @@ inline std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "mlasim_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + name;
 }
 
-inline CliResult run_cli(const std::string& args) {
+// Runs `mlasim ARGS` in folder `cwd` ("" = the test's own).
+inline CliResult run_cli_in(const std::string& cwd, const std::string& args) {
   const std::string err_file = temp_path("stderr.txt");
-  const std::string cmd = std::string(MLASIM_CLI_PATH) + " " + args + " 2>" + err_file;
+  const std::string cd = cwd.empty() ? "" : "cd '" + cwd + "' && ";
+  const std::string cmd = cd + std::string(MLASIM_CLI_PATH) + " " + args + " 2>" + err_file;
   FILE* pipe = popen(cmd.c_str(), "r");
   CliResult r;
   std::array<char, 4096> buf;
@@ -42,6 +44,8 @@ inline CliResult run_cli(const std::string& args) {
   std::filesystem::remove(err_file);
   return r;
 }
+
+inline CliResult run_cli(const std::string& args) { return run_cli_in("", args); }
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -66,7 +66,7 @@ TEST(PlanCli, BadInputIsOneLineAndExitCodeTwo) {
   expect_bad_input("plan --policy flashy", "policy: unknown policy 'flashy'");
   expect_bad_input("plan --q-dtype fp4", "q-dtype: must be fp8 or bf16, got 'fp4'");
   expect_bad_input("plan --format xml", "format: must be text, json, got 'xml'");
-  expect_bad_input("plan --clusters 999", "clusters: must be 1..256 on mi355x, got 999");
+  expect_bad_input("plan --clusters 999", "clusters: must be 0 (all) or 1..256 on mi355x, got 999");
   expect_bad_input("plan --no-such-flag", "The following argument was not expected: --no-such-flag");
 }
 

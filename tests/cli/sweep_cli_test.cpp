@@ -97,7 +97,7 @@ TEST(SweepCli, NegativeClusters) {
 }
 TEST(SweepCli, ClustersBeyondOneOfTheGpus) {
   expect_no_file("--batch 1 --context 100 --clusters 300 --gpu mi300x,mi355x --policy aiter-v1",
-                 "clusters: must be 0..256 on mi355x, got 300");
+                 "clusters: must be 0 (all) or 1..256 on mi355x, got 300");
 }
 TEST(SweepCli, UnknownGpuInList) { expect_no_file("--batch 1 --context 100 --gpu mi355x,nope --policy aiter-v1", "gpu: unknown GPU 'nope'"); }
 TEST(SweepCli, EmptyGpuInList) { expect_no_file("--batch 1 --context 100 --gpu mi355x, --policy aiter-v1", "gpu: must be a comma list"); }
@@ -106,7 +106,7 @@ TEST(SweepCli, SecondPolicyBad) {
                  "max_split_per_batch: must be");
 }
 TEST(SweepCli, UnsupportedHeads) { expect_no_file("--batch 1 --context 100 --heads 7 --policy aiter-v1", "heads"); }
-TEST(SweepCli, BadFormat) { expect_no_file("--batch 1 --context 100 --policy aiter-v1 --format xml", "format: must be csv, json"); }
+TEST(SweepCli, BadFormat) { expect_no_file("--batch 1 --context 100 --policy aiter-v1 --format xml", "format: must be text, json or csv, got 'xml'"); }
 TEST(SweepCli, MissingOut) { expect_bad_input("sweep --batch 1 --context 100 --policy aiter-v1", "--out is required"); }
 TEST(SweepCli, MissingPolicy) { expect_bad_input("sweep --batch 1 --context 100 --out x.csv", "--policy is required"); }
 

@@ -6,8 +6,8 @@
 #include <QtGlobal>
 #include <string>
 
-#include "mlasim/gui/evaluation.h"
-#include "mlasim/gui/scenario.h"
+#include "mlasim/sim/evaluation.h"
+#include "mlasim/sim/scenario.h"
 #include "mlasim/gui/timeline_painter.h"
 
 namespace mlasim::gui::testing {
@@ -18,7 +18,7 @@ inline std::string readme_scenario_path() { return std::string(MLASIM_DATA_DIR) 
 inline QString output_path(const QString& name) { return QStringLiteral(MLASIM_TEST_OUTPUT_DIR "/") + name; }
 
 struct Sides {
-  SideResult a, b;
+  sim::Evaluation a, b;
 };
 
 // JSON equality that prints both sides when it fails (QCOMPARE cannot take nlohmann::json).
@@ -28,9 +28,9 @@ inline bool same_json(const nlohmann::json& a, const nlohmann::json& b) {
   return false;
 }
 
-inline Sides evaluate(const Scenario& s) {
-  const auto ctx = make_context(s.workload);
-  return {evaluate_policy(s.policies[0], *ctx), evaluate_policy(s.policies[1], *ctx)};
+inline Sides evaluate(const sim::Scenario& s) {
+  const auto ctx = std::make_shared<const sim::WorkloadContext>(sim::resolve(s.workload));
+  return {sim::evaluate(s.policies[0].spec, *ctx), sim::evaluate(s.policies[1].spec, *ctx)};
 }
 
 // The request whose colour a pixel has (final fill, split-fragment fill, hatch, or either faded), else -1.

@@ -43,7 +43,7 @@ class MainWindowTest : public QObject {
     return m->data(m->index(m->row_of(metric), column)).toString();
   }
   // The metrics the window should show for `s`, computed without the window.
-  static testing::Sides expected(const Scenario& s) { return testing::evaluate(s); }
+  static testing::Sides expected(const sim::Scenario& s) { return testing::evaluate(s); }
 
   static QString write_file(const QString& name, const QByteArray& bytes) {
     const QString path = testing::output_path(name);
@@ -63,8 +63,8 @@ class MainWindowTest : public QObject {
   void cleanup() { window_.reset(); }
 
   void it_opens_on_the_readme_scenario() {
-    QVERIFY(testing::same_json(scenario_to_json(window_->scenario()), scenario_to_json(Scenario{})));
-    const auto want = expected(Scenario{});
+    QVERIFY(testing::same_json(scenario_to_json(window_->scenario()), scenario_to_json(sim::Scenario{})));
+    const auto want = expected(sim::Scenario{});
     QCOMPARE(shown("kernel_us", MetricsModel::kA), want.a.prediction->metrics.kernel_us);
     QCOMPARE(shown("kernel_us", MetricsModel::kB), want.b.prediction->metrics.kernel_us);
     QCOMPARE(shown("active_clusters", MetricsModel::kA), 64.0);
@@ -73,7 +73,7 @@ class MainWindowTest : public QObject {
   }
 
   void the_metrics_show_the_shared_formatter_text() {
-    const auto want = expected(Scenario{});
+    const auto want = expected(sim::Scenario{});
     QCOMPARE(shown_text("kernel_us", MetricsModel::kA),
              QString::number(want.a.prediction->metrics.kernel_us, 'f', 2));
     QStringList splits;  // four requests: metrics_text lists every count
@@ -86,14 +86,14 @@ class MainWindowTest : public QObject {
 
   void a_knob_edit_replans_its_side() {
     window_->policy_panel(0)->set_knob_text("max_split_per_batch", QStringLiteral("8"));
-    Scenario s;
-    s.policies[0] = "aiter-v1:max_split_per_batch=8";
+    sim::Scenario s;
+    s.policies[0].spec = "aiter-v1:max_split_per_batch=8";
     const auto want = expected(s);
-    QCOMPARE(window_->policy_panel(0)->spec(), s.policies[0]);
+    QCOMPARE(window_->policy_panel(0)->spec(), s.policies[0].spec);
     QCOMPARE(shown("kernel_us", MetricsModel::kA), want.a.prediction->metrics.kernel_us);
     QCOMPARE(shown("active_clusters", MetricsModel::kA), 32.0);
     QCOMPARE(shown("kernel_us", MetricsModel::kB), want.b.prediction->metrics.kernel_us);
-    QCOMPARE(window_->uplift_label()->text(), uplift_text(speedup_b_over_a(want.a, want.b)));
+    QCOMPARE(window_->uplift_label()->text(), uplift_text(sim::speedup(want.a.prediction->metrics, want.b.prediction->metrics)));
   }
 
   void workload_edits_replan_both_sides_data() {
@@ -112,7 +112,7 @@ class MainWindowTest : public QObject {
     w->count_box()->setValue(count);
     w->context_box()->setValue(context);
     w->heads_box()->setValue(heads);
-    Scenario s;
+    sim::Scenario s;
     s.workload.batch.count = count;
     s.workload.batch.context = context;
     s.workload.heads = heads;
@@ -171,8 +171,8 @@ class MainWindowTest : public QObject {
     window_->workload_panel()->heads_box()->setValue(32);
     window_->policy_panel(1)->policy_box()->setCurrentText(QStringLiteral("aiter-v1-adaptive"));
     window_->policy_panel(1)->set_knob_text("rule", QStringLiteral("width"));
-    const Scenario before = window_->scenario();
-    QCOMPARE(before.policies[1], std::string("aiter-v1-adaptive:rule=width"));
+    const sim::Scenario before = window_->scenario();
+    QCOMPARE(before.policies[1].spec, std::string("aiter-v1-adaptive:rule=width"));
     const QString path = testing::output_path(QStringLiteral("window_round_trip.json"));
     QVERIFY2(window_->save_scenario(path), qPrintable(window_->last_error()));
     MainWindow other;
@@ -217,8 +217,8 @@ class MainWindowTest : public QObject {
   }
 
   void an_imported_plan_replaces_one_side() {
-    Scenario s;
-    s.policies[1] = "aiter-v1:max_split_per_batch=4";
+    sim::Scenario s;
+    s.policies[1].spec = "aiter-v1:max_split_per_batch=4";
     const auto want = expected(s);
     nlohmann::json j = sim::plan_to_json(*want.b.plan);
     j["gpu"] = "mi355x";
@@ -234,8 +234,8 @@ class MainWindowTest : public QObject {
 
   // A plan dumped from AITER: the buffers as top-level lists, no derived values and no policy.
   void an_aiter_dump_imports() {
-    Scenario s;
-    s.policies[0] = "aiter-v1:max_split_per_batch=2";
+    sim::Scenario s;
+    s.policies[0].spec = "aiter-v1:max_split_per_batch=2";
     const auto want = expected(s);
     const nlohmann::json dump = sim::plan_to_json(*want.a.plan)["outputs"];
     const QString path = write_file(QStringLiteral("aiter_dump.json"), QByteArray::fromStdString(dump.dump()));
@@ -248,10 +248,10 @@ class MainWindowTest : public QObject {
   void a_bad_plan_file_changes_nothing_data() {
     QTest::addColumn<QByteArray>("text");
     QTest::addColumn<QString>("expected");
-    Scenario eight;
+    sim::Scenario eight;
     eight.workload.batch.count = 8;
     nlohmann::json other_batch = sim::plan_to_json(*expected(eight).a.plan);
-    nlohmann::json other_gpu = sim::plan_to_json(*expected(Scenario{}).a.plan);
+    nlohmann::json other_gpu = sim::plan_to_json(*expected(sim::Scenario{}).a.plan);
     other_gpu["gpu"] = "mi300x";
     QTest::newRow("not JSON") << QByteArray("[[[") << "not valid JSON";
     QTest::newRow("no work_indptr") << QByteArray(R"({"outputs": {"work_info_set": []}})") << "work_indptr: is missing";
@@ -370,7 +370,7 @@ class MainWindowTest : public QObject {
     QCOMPARE(line.x.front(), 1024);
     QCOMPARE(line.x.back(), 131072);
     // The point at the scenario's own context (100000 is not on the grid; check the last point directly).
-    Scenario s;
+    sim::Scenario s;
     s.workload.batch.context = 131072;
     const auto want = expected(s);
     QCOMPARE(line.a_us.back(), want.a.prediction->metrics.kernel_us);

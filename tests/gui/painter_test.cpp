@@ -50,7 +50,7 @@ class PainterTest : public QObject {
 
  private slots:
   void initTestCase() {
-    sides_ = testing::evaluate(load_scenario(testing::readme_scenario_path()));
+    sides_ = testing::evaluate(sim::load_scenario(testing::readme_scenario_path()));
     scene_ = make_scene(&sides_.a, &sides_.b);
     style_ = export_style(ExportOptions{});
     image_ = render_image(scene_, style_, kWidth);
@@ -238,7 +238,7 @@ class PainterTest : public QObject {
     const size_t boxes = static_cast<size_t>(sides_.a.plan->num_works() + sides_.b.plan->num_works()) +
                          sides_.a.prediction->timeline.reduce.size() + sides_.b.prediction->timeline.reduce.size();
     QCOMPARE(static_cast<size_t>(lines.size()), boxes + 1);
-    QVERIFY(lines[1].startsWith("A,\"aiter-v1:max_split_per_batch=16\",work,0,"));
+    QVERIFY(lines[1].startsWith("A,aiter-v1:max_split_per_batch=16,work,0,"));
   }
 
   void an_unknown_extension_writes_nothing() {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
 
 namespace mlasim::validate {

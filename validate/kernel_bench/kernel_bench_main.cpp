@@ -11,6 +11,7 @@
 #include "mlasim/kernels/mla_reference.h"
 #include "mlasim/kernels/mla_runner.h"
 #include "mlasim/kernels/stream_read.h"
+#include "mlasim/model/csv_cell.h"
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
       for (const auto& p : points) {
         s << gpu_name << ",stream_read," << p.active_sms << "," << p.wg_per_sm << "," << p.bytes << "," << p.us
           << "," << p.tbps << "," << driver << "," << commit << "," << date << ","
-          << validate::csv_cell("measured: " + command) << "\n";
+          << csv_cell("measured: " + command) << "\n";
         std::printf("stream_read sms=%3d wg=%d %8.1f us %.3f TB/s\n", p.active_sms, p.wg_per_sm, p.us, p.tbps);
       }
     }

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/validate/public_measurements.h"
 
@@ -136,13 +137,6 @@ std::vector<std::string> split_csv_record(std::string_view record, const std::st
   }
   if (quoted) throw InputError("csv", where + ": a quoted cell is not closed");
   return cells;
-}
-
-std::string csv_cell(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::vector<MeasurementRow> parse_measurement_csv(std::string_view text, const std::string& origin) {

@@ -4,7 +4,7 @@
 #include <QImage>
 #include <string>
 
-#include "mlasim/gui/evaluation.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/gui/timeline_painter.h"
 
 namespace mlasim::gui {
@@ -22,8 +22,8 @@ QImage render_image(const TimelineScene& scene, const TimelineStyle& style, int 
 
 // One row per box: lane, source, kind (work or reduce), row, work or tile, request, partial, kv range, times.
 std::string timeline_csv(const TimelineScene& scene);
-// One row per side: side, source, then the shared metrics columns (sim/metrics_format.h).
-std::string metrics_csv(const SideResult* a, const SideResult* b);
+// The two sides as `mlasim compare --format csv` writes them (sim/report.h); a missing side leaves one plain row.
+std::string metrics_csv(const sim::WorkloadContext& ctx, const sim::Evaluation* a, const sim::Evaluation* b);
 
 // Writes the scene as PNG, SVG or CSV, chosen by `path`'s extension. Throws InputError("out", ...) for another
 // extension or a file it cannot write.

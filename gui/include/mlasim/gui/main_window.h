@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 
-#include "mlasim/gui/evaluation.h"
-#include "mlasim/gui/scenario.h"
+#include "mlasim/sim/evaluation.h"
+#include "mlasim/sim/scenario.h"
 #include "mlasim/gui/timeline_scene.h"
 
 class QComboBox;
@@ -41,9 +41,9 @@ class MainWindow : public QMainWindow {
   bool export_metrics_csv(const QString& path);
 
   // The scenario the forms describe (throws InputError when a form does not parse).
-  Scenario scenario() const;
+  sim::Scenario scenario() const;
   // Shows `s` after checking that it plans; throws InputError and changes nothing otherwise.
-  void set_scenario(const Scenario& s);
+  void set_scenario(const sim::Scenario& s);
   // Plans and simulates both sides from the forms now; false (and the message shown) when that fails.
   bool recompute();
 
@@ -53,7 +53,7 @@ class MainWindow : public QMainWindow {
   void select_request(int request);
 
   const QString& last_error() const { return last_error_; }
-  const SideResult* side(int s) const;
+  const sim::Evaluation* side(int s) const;
   std::shared_ptr<const TimelineScene> scene() const { return scene_; }
   double last_update_ms() const { return last_update_ms_; }
 
@@ -93,12 +93,12 @@ class MainWindow : public QMainWindow {
   QLabel* error_label_;
   QLabel* uplift_label_;
 
-  std::array<std::optional<SideResult>, 2> results_;
+  std::array<std::optional<sim::Evaluation>, 2> results_;
   std::array<std::optional<sim::Plan>, 2> imported_;
   std::array<QString, 2> imported_origin_;
-  std::shared_ptr<const WorkloadContext> context_;
+  std::shared_ptr<const sim::WorkloadContext> context_;
   std::shared_ptr<const TimelineScene> scene_;
-  Scenario loaded_;       // name and description of the open scenario
+  sim::Scenario loaded_;       // name and description of the open scenario
   QString scenario_path_;
   QString last_error_;
   double last_update_ms_ = 0;

@@ -1,11 +1,11 @@
 #pragma once
-// The metrics panel's table: one row per metric (sim::metric_names()), columns A, B and B against A.
-// Values are the shared formatter's text (sim::metrics_text); Qt::UserRole gives the number behind a cell.
+// The metrics panel's table: one row per metric field (sim::metric_fields()), columns A, B and B against A.
+// Cells show each field's text; Qt::UserRole gives the number behind a cell (none for the list of splits).
 #include <QAbstractTableModel>
 #include <array>
 #include <optional>
 
-#include "mlasim/gui/evaluation.h"
+#include "mlasim/sim/evaluation.h"
 
 namespace mlasim::gui {
 
@@ -18,7 +18,7 @@ class MetricsModel : public QAbstractTableModel {
   explicit MetricsModel(QObject* parent = nullptr);
 
   // Either side may be missing (nullptr): its column is then empty.
-  void set_results(const SideResult* a, const SideResult* b);
+  void set_results(const sim::Evaluation* a, const sim::Evaluation* b);
   // The row of metric `name` ("kernel_us"), or -1.
   int row_of(const std::string& name) const;
 
@@ -28,12 +28,7 @@ class MetricsModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
-  struct Side {
-    std::vector<QString> text;   // per metric, from metrics_text
-    std::vector<double> value;   // per metric; NaN for the list of splits
-  };
-  QString comparison(size_t metric) const;
-  std::array<std::optional<Side>, 2> sides_;
+  std::array<std::optional<sim::Metrics>, 2> sides_;
 };
 
 }  // namespace mlasim::gui

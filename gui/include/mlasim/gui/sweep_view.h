@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "mlasim/gui/scenario.h"
+#include "mlasim/sim/scenario.h"
 #include "mlasim/gui/sweep_analysis.h"
 
 class QChart;
@@ -30,7 +30,7 @@ class SweepView : public QWidget {
   ~SweepView() override;
 
   // The workload and policies the next run sweeps (batches become uniform: requests x context).
-  void set_scenario(const Scenario& s);
+  void set_scenario(const sim::Scenario& s);
 
   void run();
   bool running() const;
@@ -57,7 +57,7 @@ class SweepView : public QWidget {
   void draw_heatmap();
   void paint_heatmap_background();
 
-  Scenario scenario_;
+  sim::Scenario scenario_;
   SweepLine line_;
   SpeedupGrid grid_;
   QString error_;

@@ -17,7 +17,7 @@ QString format_tick_us(double t_us, double step_us);
 QString lane_summary(const sim::Metrics& m, int rows);
 
 // "B vs A: 1.87x faster in kernel time (+87%)", or "slower"; empty when either side is missing.
-QString uplift_text(double speedup_b_over_a);
+QString uplift_text(double speedup);
 
 // The tooltip of the box a hit-test found: the work's fields and its predicted times.
 QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit);

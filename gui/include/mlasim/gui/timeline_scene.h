@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "mlasim/gui/evaluation.h"
+#include "mlasim/sim/evaluation.h"
 
 namespace mlasim::gui {
 
@@ -34,10 +34,10 @@ struct TimelineScene {
 };
 
 // A lane for one side; `name` is "A" or "B".
-TimelineLane make_lane(const QString& name, const SideResult& side);
+TimelineLane make_lane(const QString& name, const sim::Evaluation& side);
 TimelineScene make_scene(std::vector<TimelineLane> lanes);
 
 // The scene of a comparison: lanes for the sides that have a result, A first.
-TimelineScene make_scene(const SideResult* a, const SideResult* b);
+TimelineScene make_scene(const sim::Evaluation* a, const sim::Evaluation* b);
 
 }  // namespace mlasim::gui

@@ -3,7 +3,7 @@
 // dtypes, page size and the clusters available. Every edit emits workloadChanged.
 #include <QGroupBox>
 
-#include "mlasim/gui/scenario.h"
+#include "mlasim/sim/scenario.h"
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -20,9 +20,9 @@ class WorkloadPanel : public QGroupBox {
   explicit WorkloadPanel(QWidget* parent = nullptr);
 
   // The form's workload; throws InputError("kv_lens", ...) when the length list does not parse.
-  Workload workload() const;
+  sim::Workload workload() const;
   // Shows `w` without emitting workloadChanged.
-  void set_workload(const Workload& w);
+  void set_workload(const sim::Workload& w);
 
   // The editors, for keyboard-free use (tests, scripted demos). Object names match the scenario keys.
   QComboBox* gpu_box() const { return gpu_; }
@@ -61,6 +61,7 @@ class WorkloadPanel : public QGroupBox {
   QComboBox* kv_dtype_;
   QComboBox* page_size_;
   QSpinBox* clusters_;
+  sim::Workload shown_;  // the workload last set: the source of the fields the panel does not show
   bool loading_ = false;
 };
 

@@ -8,6 +8,7 @@
 #include "mlasim/model/cost_model.h"
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/sim/report.h"
 #include "mlasim/sim/simulator.h"
 
 namespace mlasim::sim {
@@ -47,5 +48,8 @@ void validate_sweep(const SweepGrid& grid);
 // `progress(done, total)` is called from worker threads (it must be thread-safe) as chunks finish.
 // An InputError raised while planning a point (e.g. a shape a policy does not support) propagates.
 SweepResult run_sweep(const SweepGrid& grid, const std::function<void(size_t, size_t)>& progress = {});
+
+// The points as report rows (configuration columns and metrics), in point order.
+std::vector<ReportRow> report_rows(const SweepGrid& grid, const SweepResult& result);
 
 }  // namespace mlasim::sim

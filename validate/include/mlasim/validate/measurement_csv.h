@@ -65,7 +65,5 @@ std::vector<std::string> split_csv_record(std::string_view record, const std::st
 // `header_size` cells, and calls `on_record(cells, where, line_no)` ("where" = "<origin> line N").
 void for_each_csv_record(std::istream& in, const std::string& origin, size_t header_size,
                          const std::function<void(const std::vector<std::string>&, const std::string&, int)>& on_record);
-// Quotes a cell when it holds a comma, a quote or a line break.
-std::string csv_cell(std::string_view text);
 
 }  // namespace mlasim::validate
