@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "commands.h"
 #include "mlasim/model/input_error.h"
@@ -15,6 +16,9 @@ int main(int argc, char** argv) {
   mlasim::cli::add_sweep_command(app);
   mlasim::cli::add_calibrate_command(app);
   mlasim::cli::add_report_command(app);
+  std::string command_line = "mlasim";
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  mlasim::cli::add_validate_command(app, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <memory>
-#include <mutex>
 
 #include "commands.h"
 #include "mlasim/model/input_error.h"
@@ -12,6 +11,7 @@
 #include "mlasim/sim/report.h"
 #include "mlasim/sim/sweep.h"
 #include "output.h"
+#include "progress_bar.h"
 #include "workload_options.h"
 
 namespace mlasim::cli {
@@ -27,40 +27,6 @@ struct SweepOptions {
   std::string out;
   std::string format = "csv";
   bool quiet = false;
-};
-
-// A bar on stderr, redrawn at most every 100 ms from whichever worker finishes a chunk.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
-  void update(size_t done, size_t total) {
-    if (!enabled_ || done >= total) return;  // finish() draws the last state
-    std::unique_lock lock(mutex_, std::try_to_lock);
-    if (!lock.owns_lock()) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    draw(done, total);
-  }
-  void finish(size_t total) {
-    if (!enabled_) return;
-    draw(total, total);
-    std::fputc('\n', stderr);
-  }
-
- private:
-  void draw(size_t done, size_t total) {
-    constexpr int kWidth = 40;
-    const double f = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-    const int filled = static_cast<int>(f * kWidth);
-    std::fprintf(stderr, "\r[%s%s] %3d%% %zu/%zu", std::string(static_cast<size_t>(filled), '#').c_str(),
-                 std::string(static_cast<size_t>(kWidth - filled), ' ').c_str(), static_cast<int>(f * 100), done,
-                 total);
-    std::fflush(stderr);
-  }
-  bool enabled_;
-  std::mutex mutex_;
-  std::chrono::steady_clock::time_point last_{};
 };
 
 void run_sweep_command(const SweepOptions& o) {
@@ -83,7 +49,7 @@ void run_sweep_command(const SweepOptions& o) {
   ProgressBar bar(!o.quiet);
   const auto start = std::chrono::steady_clock::now();
   const sim::SweepResult r = sim::run_sweep(grid, [&bar](size_t done, size_t total) { bar.update(done, total); });
-  bar.finish(r.points.size());
+  bar.finish(r.points.size(), r.points.size());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   write_file_atomically(o.out, writer->table(sim::report_rows(grid, r)));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <tbb/parallel_for.h>
 
 #include "mlasim/model/input_error.h"
 
@@ -102,19 +103,26 @@ MlaProblem MlaProblem::make(const DecodeBatch& batch, const sim::Plan& plan, uin
   p.q.resize(static_cast<size_t>(p.q_rows) * p.heads * DecodeBatch::kQkHeadDim);
   for (auto& x : p.q) x = float_to_bf16(rng.uniform());
   const size_t kv_elems = static_cast<size_t>(pages) * batch.page_size * DecodeBatch::kQkHeadDim;
-  if (batch.kv_dtype == DType::bf16) {
-    p.kv.resize(kv_elems * 2);
-    auto* dst = reinterpret_cast<uint16_t*>(p.kv.data());
-    for (size_t i = 0; i < kv_elems; ++i) dst[i] = float_to_bf16(rng.uniform());
-  } else {
-    // Codes drawn directly over the finite range |x| <= 2 (e4m3 exponents up to 8), never NaN.
-    p.kv.resize(kv_elems);
-    for (size_t i = 0; i < kv_elems; ++i) {
-      uint8_t code = static_cast<uint8_t>(rng.next() % 0x41);  // 0x00..0x40: magnitudes 0 .. 2
-      if (code == 0) code = 1;
-      p.kv[i] = static_cast<uint8_t>(code | ((rng.next() & 1) ? 0x80 : 0));
+  const bool bf16 = batch.kv_dtype == DType::bf16;
+  p.kv.resize(kv_elems * (bf16 ? 2 : 1));
+  // Caches of gigabytes are filled on all cores, each chunk from a generator of its own (seeded by its index, so
+  // the values do not depend on the thread count).
+  constexpr size_t kChunk = size_t{1} << 20;
+  tbb::parallel_for(size_t{0}, (kv_elems + kChunk - 1) / kChunk, [&](size_t chunk) {
+    SplitMix chunk_rng{seed ^ ((chunk + 1) * 0xd1b54a32d192ed03ull)};
+    const size_t begin = chunk * kChunk, end = std::min(kv_elems, begin + kChunk);
+    if (bf16) {
+      auto* dst = reinterpret_cast<uint16_t*>(p.kv.data());
+      for (size_t i = begin; i < end; ++i) dst[i] = float_to_bf16(chunk_rng.uniform());
+      return;
     }
-  }
+    // Codes drawn directly over the finite range |x| <= 2 (e4m3 exponents up to 8), never NaN.
+    for (size_t i = begin; i < end; ++i) {
+      uint8_t code = static_cast<uint8_t>(chunk_rng.next() % 0x41);  // 0x00..0x40: magnitudes 0 .. 2
+      if (code == 0) code = 1;
+      p.kv[i] = static_cast<uint8_t>(code | ((chunk_rng.next() & 1) ? 0x80 : 0));
+    }
+  });
   return p;
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "cli_runner.h"
 
 namespace mlasim::cli_test {
@@ -64,6 +66,39 @@ TEST(ScenarioCli, BadFilesAreOneLine) {
   write_file(path, R"({"workload": {"heads": 0}, "policies": {"A": "aiter-v1"}})");
   expect_bad_input("compare --scenario " + path, "scenario: " + path + ": workload.heads: must be 1..1024, got 0");
   std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace mlasim::cli_test
+
+namespace mlasim::cli_test {
+namespace {
+
+TEST(ValidateCli, DryRunListsTheStandardCampaign) {
+  const CliResult r = run_cli("validate --dry-run " MLASIM_DATA_DIR "/campaigns/standard.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("campaign standard-v1: "), std::string::npos) << r.out;
+  const CliResult j = run_cli("validate --dry-run --format json " MLASIM_DATA_DIR "/campaigns/standard.json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto parsed = nlohmann::json::parse(j.out);
+  EXPECT_GE(parsed["configurations"].get<int>(), 1000);
+  EXPECT_EQ(parsed["rows"].size(), parsed["configurations"].get<size_t>());
+  EXPECT_GT(parsed["estimated_device_seconds"].get<double>(), 0);
+}
+
+TEST(ValidateCli, WithoutKernelsOrAGpuItSaysWhichAndWritesNothing) {
+  const std::string out = temp_path("never.csv");
+  const CliResult r = run_cli("validate " MLASIM_DATA_DIR "/campaigns/standard.json --out " + out);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.err.rfind("mlasim: error: validate: this build has no GPU kernels", 0) == 0 ||
+              r.err.rfind("mlasim: error: validate: no GPU found", 0) == 0)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(ValidateCli, BadCampaignsAreOneLine) {
+  expect_bad_input("validate /nonexistent.json --dry-run", "campaign: /nonexistent.json: cannot read");
+  expect_bad_input("validate " MLASIM_DATA_DIR "/campaigns/standard.json --dry-run --gpu mi999", "gpu: unknown GPU");
 }
 
 }  // namespace

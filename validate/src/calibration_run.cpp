@@ -1,5 +1,7 @@
 #include "mlasim/validate/calibration_run.h"
 
+#include "mlasim/sim/evaluation.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -38,8 +40,10 @@ const std::vector<std::string>& default_free_keys() {
 PreparedRow prepare_row(const MeasurementRow& row, const Gpu& gpu) {
   PreparedRow p;
   p.row = row;
-  if (!row.context) throw InputError("context", where(row) + ": a ragged row has no lengths to predict from");
-  p.batch = DecodeBatch::uniform(row.batch, *row.context, row.qo_len);
+  if (!row.context && row.kv_lens.empty())
+    throw InputError("context", where(row) + ": a ragged row has no lengths to predict from (no kv_lens column)");
+  p.batch = DecodeBatch::uniform(row.batch, 1, row.qo_len);
+  p.batch.kv_lens = row.lengths();
   p.batch.q_heads = row.heads;
   p.batch.q_dtype = row.q_dtype;
   p.batch.kv_dtype = row.kv_dtype;
@@ -62,8 +66,7 @@ PreparedRow prepare_row(const MeasurementRow& row, const Gpu& gpu) {
   }
   try {
     p.batch.validate();
-    if (row.clusters < 0 || row.clusters > gpu.num_cu)
-      throw InputError("clusters", "must be 0.." + std::to_string(gpu.num_cu) + ", got " + std::to_string(row.clusters));
+    sim::check_clusters(row.clusters, gpu);
     const auto policy = sim::make_policy(row.policy);
     p.plan = policy->plan({p.batch, gpu, row.clusters});
     p.plan.policy = sim::parse_policy_spec(row.policy).to_string();

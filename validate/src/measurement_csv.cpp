@@ -3,12 +3,16 @@
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
+#include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 #include "mlasim/validate/public_measurements.h"
 
 namespace mlasim::validate {
@@ -81,6 +85,23 @@ MeasurementRow parse_row(const Record& r) {
   m.commit = r.text("commit");
   m.date = r.text("date");
   if (r.column.count("source")) m.source = r.text("source");
+  if (r.column.count("campaign")) m.campaign = r.text("campaign");
+  if (r.column.count("config_id")) m.config_id = r.text("config_id");
+  if (r.column.count("device")) m.device = r.text("device");
+  if (r.column.count("sm_clock_mhz") && !r.text("sm_clock_mhz").empty()) m.sm_clock_mhz = r.integer("sm_clock_mhz", 0);
+  if (r.column.count("mem_clock_mhz") && !r.text("mem_clock_mhz").empty())
+    m.mem_clock_mhz = r.integer("mem_clock_mhz", 0);
+  if (r.column.count("kv_lens") && !r.text("kv_lens").empty()) {
+    std::string list = r.text("kv_lens");
+    std::replace(list.begin(), list.end(), ';', ',');
+    try {
+      m.kv_lens = parse_int_list(list, "kv_lens");
+    } catch (const InputError&) {
+      r.fail("kv_lens", "must be ';'-separated KV lengths >= 1");
+    }
+    if (static_cast<int>(m.kv_lens.size()) != m.batch)
+      r.fail("kv_lens", "must list one length per request (" + std::to_string(m.batch) + ")");
+  }
   return m;
 }
 
@@ -93,8 +114,20 @@ const std::vector<std::string>& measurement_csv_columns() {
       "gpu",       "kernel",    "policy",    "batch",    "context", "heads",    "qo_len",
       "q_dtype",   "kv_dtype",  "page_size", "clusters", "stage1_us", "reduce_us", "kernel_us",
       "kv_bytes",  "kv_tbps",   "max_abs_err", "driver", "commit",  "date",     "source", "vs_policy",
-      "time_ratio"};
+      "time_ratio", "campaign", "config_id", "kv_lens", "device", "sm_clock_mhz", "mem_clock_mhz"};
   return columns;
+}
+
+// Columns a file may leave out (older files, public imports).
+static bool optional_column(const std::string& name) {
+  static const std::set<std::string> optional{"source", "vs_policy", "time_ratio", "campaign", "config_id",
+                                              "kv_lens", "device", "sm_clock_mhz", "mem_clock_mhz"};
+  return optional.count(name) > 0;
+}
+
+std::vector<int> MeasurementRow::lengths() const {
+  if (!kv_lens.empty()) return kv_lens;
+  return std::vector<int>(static_cast<size_t>(batch), context.value_or(0));
 }
 
 void for_each_csv_record(std::istream& in, const std::string& origin, size_t header_size,
@@ -149,7 +182,7 @@ std::vector<MeasurementRow> parse_measurement_csv(std::string_view text, const s
   if (is_public_measurements_header(header)) return import_public_measurements(text, origin).rows;
 
   for (const std::string& name : measurement_csv_columns())
-    if (name != "source" && name != "vs_policy" && name != "time_ratio" && !column.count(name))
+    if (!optional_column(name) && !column.count(name))
       throw InputError("csv", origin + " line 1: missing column '" + name + "' (needs " +
                                   fmt::format("{}", fmt::join(measurement_csv_columns(), ", ")) + ")");
   std::vector<MeasurementRow> rows;
@@ -169,18 +202,25 @@ std::vector<MeasurementRow> read_measurement_csv(const std::string& path) {
   return parse_measurement_csv(ss.str(), path);
 }
 
+std::string measurement_csv_header() { return fmt::format("{}", fmt::join(measurement_csv_columns(), ",")); }
+
+std::string measurement_csv_line(const MeasurementRow& m) {
+  const auto optional_int = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string(); };
+  const std::vector<std::string> cells{
+      csv_cell(m.gpu), csv_cell(m.kernel), csv_cell(m.policy), std::to_string(m.batch),
+      m.context ? std::to_string(*m.context) : "ragged", std::to_string(m.heads), std::to_string(m.qo_len),
+      std::string(dtype_name(m.q_dtype)), std::string(dtype_name(m.kv_dtype)), std::to_string(m.page_size),
+      std::to_string(m.clusters), number_cell(m.stage1_us), number_cell(m.reduce_us), number_cell(m.kernel_us),
+      number_cell(m.kv_bytes), number_cell(m.kv_tbps), number_cell(m.max_abs_err), csv_cell(m.driver),
+      csv_cell(m.commit), csv_cell(m.date), csv_cell(m.source), csv_cell(m.vs_policy), number_cell(m.time_ratio),
+      csv_cell(m.campaign), csv_cell(m.config_id), fmt::format("{}", fmt::join(m.kv_lens, ";")), csv_cell(m.device),
+      optional_int(m.sm_clock_mhz), optional_int(m.mem_clock_mhz)};
+  return fmt::format("{}", fmt::join(cells, ","));
+}
+
 std::string format_measurement_csv(const std::vector<MeasurementRow>& rows) {
-  std::string out = fmt::format("{}\n", fmt::join(measurement_csv_columns(), ","));
-  for (const MeasurementRow& m : rows) {
-    const std::vector<std::string> cells{
-        csv_cell(m.gpu), csv_cell(m.kernel), csv_cell(m.policy), std::to_string(m.batch),
-        m.context ? std::to_string(*m.context) : "ragged", std::to_string(m.heads), std::to_string(m.qo_len),
-        std::string(dtype_name(m.q_dtype)), std::string(dtype_name(m.kv_dtype)), std::to_string(m.page_size),
-        std::to_string(m.clusters), number_cell(m.stage1_us), number_cell(m.reduce_us), number_cell(m.kernel_us),
-        number_cell(m.kv_bytes), number_cell(m.kv_tbps), number_cell(m.max_abs_err), csv_cell(m.driver),
-        csv_cell(m.commit), csv_cell(m.date), csv_cell(m.source), csv_cell(m.vs_policy), number_cell(m.time_ratio)};
-    out += fmt::format("{}\n", fmt::join(cells, ","));
-  }
+  std::string out = measurement_csv_header() + "\n";
+  for (const MeasurementRow& m : rows) (out += measurement_csv_line(m)) += '\n';
   return out;
 }
 

@@ -3,8 +3,9 @@
 // Columns (docs/validation.md): gpu, kernel, policy, batch, context, heads, qo_len, q_dtype, kv_dtype, page_size,
 // clusters, stage1_us, reduce_us, kernel_us, kv_bytes, kv_tbps, max_abs_err, driver, commit, date. Optional
 // columns: `source` (where a row was taken from), and `vs_policy` with `time_ratio` for a published ratio
-// ("kernel time of policy / kernel time of vs_policy on the same workload") instead of a time. Any other column is
-// ignored.
+// ("kernel time of policy / kernel time of vs_policy on the same workload") instead of a time; and, on rows a
+// campaign measured (`mlasim validate`), `campaign`, `config_id`, `kv_lens` (a ragged batch's lengths, ';'-separated),
+// `device` (the GPU as its driver names it), `sm_clock_mhz` and `mem_clock_mhz`. Any other column is ignored.
 #include <optional>
 #include <functional>
 #include <istream>
@@ -41,7 +42,17 @@ struct MeasurementRow {
   std::string commit;
   std::string date;
   std::string source;  // provenance of a row taken from elsewhere
+  // Campaign rows.
+  std::string campaign;          // the campaign file's id
+  std::string config_id;         // the configuration's stable id within it
+  std::vector<int> kv_lens;      // a ragged batch's lengths (empty when `context` says them)
+  std::string device;            // e.g. "NVIDIA H100 80GB HBM3"
+  std::optional<int> sm_clock_mhz;
+  std::optional<int> mem_clock_mhz;
   int line = 0;        // line in the file it was read from (1 = header)
+
+  // Every request's KV length: kv_lens, or batch x context.
+  std::vector<int> lengths() const;
 };
 
 // The column names, in the order the writer uses.
@@ -54,8 +65,10 @@ const std::vector<std::string>& measurement_csv_columns();
 std::vector<MeasurementRow> parse_measurement_csv(std::string_view text, const std::string& origin);
 std::vector<MeasurementRow> read_measurement_csv(const std::string& path);
 
-// Writes rows in the project's format (with the source column).
+// Writes rows in the project's format (with the source column): the header line and one line per row.
 std::string format_measurement_csv(const std::vector<MeasurementRow>& rows);
+std::string measurement_csv_header();
+std::string measurement_csv_line(const MeasurementRow& row);  // without the line break
 
 // Splits one CSV record into cells (RFC 4180 quoting: "a,b" and "" inside quotes). Throws InputError("csv", ...)
 // naming `where` for an unterminated quote.
