@@ -124,11 +124,14 @@ void run_validate(const ValidateOptions& o) {
   ProgressBar bar(!o.quiet);
   const validate::CampaignRunResult r =
       validate::run_campaign(c, plan, *measurer, run, [&bar](size_t done, size_t total, double) { bar.update(done, total); });
-  bar.finish(static_cast<size_t>(r.measured) + r.incomplete.size(), plan.configs.size() - static_cast<size_t>(r.already_measured));
+  bar.finish(static_cast<size_t>(r.measured) + r.incomplete.size() + r.unrunnable.size(),
+             plan.configs.size() - static_cast<size_t>(r.already_measured));
   std::string summary = fmt::format("measured {} configurations, {} already in {}", r.measured, r.already_measured, o.out);
   if (r.stopped_by_time) summary += fmt::format("; stopped after --max-seconds {} (rerun to go on)", o.max_seconds);
   if (!r.incomplete.empty())
     summary += fmt::format("; {} left output unwritten (no row; first {})", r.incomplete.size(), r.incomplete.front());
+  if (!r.unrunnable.empty())
+    summary += fmt::format("; {} the kernels cannot run (no row; e.g. {})", r.unrunnable.size(), r.unrunnable.front());
   write_stdout(summary + "\n");
 }
 

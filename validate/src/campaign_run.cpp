@@ -41,6 +41,10 @@ class LineAppender {
   int fd_ = -1;
 };
 
+size_t done_now(const CampaignRunResult& r) {
+  return static_cast<size_t>(r.measured) + r.incomplete.size() + r.unrunnable.size();
+}
+
 }  // namespace
 
 std::set<std::string> resume_measurement_file(const std::string& path, const std::string& campaign_id) {
@@ -126,14 +130,21 @@ CampaignRunResult run_campaign(const Campaign& c, const CampaignPlan& plan, Kern
     }
     const sim::WorkloadContext ctx = sim::resolve(config.workload);
     const sim::Evaluation e = sim::evaluate(config.policy, ctx);
-    const KernelTiming t = measurer.measure(*e.plan, ctx.batch, options);
+    KernelTiming t;
+    try {
+      t = measurer.measure(*e.plan, ctx.batch, options);
+    } catch (const InputError& error) {
+      result.unrunnable.push_back(config.id + ": " + error.what());
+      if (progress) progress(done_now(result), todo, elapsed());
+      continue;
+    }
     if (t.output_complete) {
       out.append(measurement_csv_line(campaign_row(c, config, t, device, o)));
       ++result.measured;
     } else {
       result.incomplete.push_back(config.id);
     }
-    if (progress) progress(static_cast<size_t>(result.measured) + result.incomplete.size(), todo, elapsed());
+    if (progress) progress(done_now(result), todo, elapsed());
   }
   return result;
 }

@@ -27,6 +27,9 @@ struct CampaignRunResult {
   int already_measured = 0;  // configurations skipped because the file had them
   // Configurations whose kernels left output unwritten: no row is written for them (a rerun tries them again).
   std::vector<std::string> incomplete;
+  // Configurations the kernels cannot run (e.g. a plan folding heads into tiles they have no variant for):
+  // "ID: reason", no row.
+  std::vector<std::string> unrunnable;
   bool stopped_by_time = false;
 };
 
