@@ -66,6 +66,7 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
                               {"configurations", plan.configs.size()},
                               {"left_out_kv_bytes", plan.left_out_kv},
                               {"left_out_unplannable", plan.left_out_unplannable},
+                              {"left_out_unrunnable", plan.left_out_unrunnable},
                               {"left_out_reasons", plan.left_out_reasons},
                               {"estimated_device_seconds", total_seconds},
                               {"rows", rows}};
@@ -73,6 +74,9 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
   }
   text += fmt::format("\ncampaign {}: {} configurations on {}, estimated device time {:.0f} s\n", c.id,
                       plan.configs.size(), c.gpu, total_seconds);
+  if (plan.left_out_unrunnable)
+    text += fmt::format("left out: {} whose plans leave a head count per tile our kernels have no variant for\n",
+                        plan.left_out_unrunnable);
   if (plan.left_out_kv) text += fmt::format("left out: {} over max_kv_bytes ({:g} B)\n", plan.left_out_kv, c.max_kv_bytes);
   if (plan.left_out_unplannable) {
     text += fmt::format("left out: {} the policy cannot plan, e.g.\n", plan.left_out_unplannable);

@@ -9,6 +9,7 @@
 #include <tbb/parallel_for.h>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/kernel_traits.h"
 
 namespace mlasim::kernels {
 namespace {
@@ -76,7 +77,7 @@ MlaProblem MlaProblem::make(const DecodeBatch& batch, const sim::Plan& plan, uin
   p.batch = batch;
   p.heads = plan.derived.num_heads_eff;
   p.qk_batch_ratio = plan.derived.qk_batch_ratio;
-  if (p.heads != 16 && p.heads != 128)
+  if (!sim::our_kernels_run_heads(p.heads))
     throw InputError("heads", "the kernels run 16 or 128 heads per virtual batch, got " + std::to_string(p.heads));
   p.sm_scale = 1.0f / std::sqrt(static_cast<float>(DecodeBatch::kQkHeadDim));
   p.kv_scale = batch.kv_dtype == DType::fp8 ? 0.5f : 1.0f;

@@ -12,6 +12,7 @@
 #include "mlasim/model/json_fields.h"
 #include "mlasim/model/text_file.h"
 #include "mlasim/sim/evaluation.h"
+#include "mlasim/sim/kernel_traits.h"
 #include "mlasim/sim/policy_spec.h"
 
 namespace mlasim::validate {
@@ -323,7 +324,11 @@ CampaignPlan expand_campaign(const Campaign& c) {
       CampaignConfig config{config_id(w, spec), w, sim::parse_policy_spec(spec).to_string()};
       if (!seen.insert(config.id).second) continue;
       try {
-        sim::make_policy(spec)->plan({ctx.batch, ctx.gpu, ctx.clusters});
+        const sim::Plan p = sim::make_policy(spec)->plan({ctx.batch, ctx.gpu, ctx.clusters});
+        if (!sim::our_kernels_run_heads(p.derived.num_heads_eff)) {
+          ++plan.left_out_unrunnable;
+          continue;
+        }
       } catch (const InputError& e) {
         ++plan.left_out_unplannable;
         const std::string key = sim::parse_policy_spec(spec).name + ":" + e.field();

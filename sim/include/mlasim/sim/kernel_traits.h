@@ -43,6 +43,10 @@ KernelTraits aiter_kernel_traits(const KernelTraitsQuery& q);
 // Total head counts (8..128, multiples of 8) the planner supports for this arch, dtypes and qlen.
 std::vector<int> supported_head_counts(KernelTraitsQuery q);
 
+// Our kernels (kernels/) have tile variants for 16 and 128 heads per virtual batch only; a plan that leaves
+// another head count per tile (e.g. FlashMLA's scheduler on 64 heads) cannot run on them.
+inline bool our_kernels_run_heads(int heads_per_tile) { return heads_per_tile == 16 || heads_per_tile == 128; }
+
 // Tiles per request that get_mla_metadata_info_v1 sizes buffers with (spec 8.3).
 int sizing_tiles_per_batch(Arch arch, DType q, DType kv, int heads, int max_seqlen_qo, bool experimental);
 

@@ -58,6 +58,7 @@ struct CampaignPlan {
   std::vector<CampaignConfig> configs;  // in run order
   int left_out_kv = 0;                  // configurations over max_kv_bytes
   int left_out_unplannable = 0;         // configurations the policy cannot plan (e.g. heads it does not support)
+  int left_out_unrunnable = 0;          // plans our kernels have no tile for (heads per tile other than 16, 128)
   std::vector<std::string> left_out_reasons;  // one example message per distinct reason
 };
 
