@@ -1,11 +1,8 @@
 #include "mlasim/sim/kernel_traits.h"
 
+#include "mlasim/sim/int_math.h"
+
 namespace mlasim::sim {
-namespace {
-
-constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 Arch parse_arch(const std::string& arch) {
   if (arch.starts_with("gfx942")) return Arch::gfx942;

@@ -18,7 +18,7 @@ std::vector<int> Plan::splits_per_request() const {
   for (const WorkInfo& w : works) ++fragments[{w.batch_idx, w.qo_start}];
   std::vector<int> splits(static_cast<size_t>(num_requests), 0);
   for (const auto& [tile, n] : fragments) {
-    const int r = tile.first / derived.qk_batch_ratio;
+    const int r = request_of_batch(tile.first);
     if (r >= 0 && r < num_requests && n > splits[r]) splits[r] = n;
   }
   return splits;

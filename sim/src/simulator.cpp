@@ -38,8 +38,6 @@ int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
   return plan.derived.num_heads_eff > 0 ? plan.derived.num_heads_eff : batch.q_heads;
 }
 
-int request_of(const Plan& plan, const WorkInfo& w) { return w.batch_idx / std::max(plan.derived.qk_batch_ratio, 1); }
-
 // The stage-1 cost of every work (docs/model.md §2).
 void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
                        Scratch& s, double& kv_bytes) {
@@ -59,7 +57,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   kv_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
     const WorkInfo& w = plan.works[i];
-    const int r = std::clamp(request_of(plan, w), 0, B - 1);
+    const int r = std::clamp(plan.request_of(w), 0, B - 1);
     int64_t tokens = int64_t{w.kv_pages()} * batch.page_size;
     if (batch.page_size > 1 && w.kv_end == s.request_end_page[r])
       tokens -= batch.page_size - batch.last_page_len(r);
@@ -105,7 +103,7 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
     const WorkInfo& w = plan.works[i];
     const int t = w.is_partial() ? s.loc_tile[w.partial_qo_loc] : -1;
     s.work_tile[i] = t;
-    if (t >= 0 && s.tiles[t].request < 0) s.tiles[t].request = std::clamp(request_of(plan, w), 0, batch.size() - 1);
+    if (t >= 0 && s.tiles[t].request < 0) s.tiles[t].request = std::clamp(plan.request_of(w), 0, batch.size() - 1);
   }
 }
 
@@ -187,7 +185,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   m.splits_per_request.assign(static_cast<size_t>(batch.size()), 0);
   for (int i = 0; i < W; ++i) {  // a final work is one fragment; a partial one is one of its tile's n
     const int t = s.work_tile[i];
-    int& splits = m.splits_per_request[std::clamp(request_of(plan, plan.works[i]), 0, batch.size() - 1)];
+    int& splits = m.splits_per_request[std::clamp(plan.request_of(plan.works[i]), 0, batch.size() - 1)];
     splits = std::max(splits, t >= 0 ? s.tiles[t].partials : 1);
   }
   m.num_works = W;
@@ -211,7 +209,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     for (int i = 0; i < W; ++i) {
       const WorkInfo& w = plan.works[i];
       const FluidJobTimes& t = s.times[i];
-      tl.rows[row_of_lane(t.lane)].push_back({t.begin_us, t.stream_us, t.end_us, i, request_of(plan, w), w.kv_start,
+      tl.rows[row_of_lane(t.lane)].push_back({t.begin_us, t.stream_us, t.end_us, i, plan.request_of(w), w.kv_start,
                                               w.kv_end, w.is_partial()});
     }
     tl.reduce.clear();

@@ -19,13 +19,12 @@
 #include <memory>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "mlasim/sim/kernel_traits.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 constexpr double kSplitCostTokens = 84.1;  // get_meta_param's fixed cost per split, in tokens
 constexpr int kMaxAutoSplits = 16;

@@ -9,11 +9,10 @@
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 
 namespace mlasim::sim {
 namespace {
-
-constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string list(const std::vector<int>& v) {
   std::string s;

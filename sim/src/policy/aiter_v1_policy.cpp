@@ -3,13 +3,14 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/aiter_v1_planner.h"
+#include "mlasim/sim/int_math.h"
 #include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim {
 
 int vllm_max_split_per_batch(int heads, int num_cu, int batch) {
   if (heads < 128) return -1;
-  return std::max(1, std::min((num_cu + batch - 1) / batch, 32));
+  return std::max(1, std::min(static_cast<int>(cdiv(num_cu, batch)), 32));
 }
 
 AiterV1Args make_aiter_v1_args(const DecodeBatch& batch, const Gpu& gpu, int clusters) {

@@ -8,12 +8,11 @@
 #include <memory>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 class FixedPolicy final : public SplitPolicy {
  public:

@@ -10,12 +10,11 @@
 #include <memory>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 constexpr int kHeadsPerCta = 16;
 constexpr int kMinChunkTokens = 128;

@@ -12,12 +12,11 @@
 #include <stdexcept>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 constexpr int kBlockTokens = 64;     // block_size_n: KV tokens per block
 constexpr int kRowsPerBlock = 64;    // block_size_m: packed q rows per CTA

@@ -13,12 +13,11 @@
 #include <vector>
 
 #include "mlasim/model/decode_batch.h"
+#include "mlasim/sim/int_math.h"
 #include "mlasim/sim/plan.h"
 #include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim::detail {
-
-constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Validates the batch and returns the clusters (CUs/SMs) the plan may use: PlanRequest::clusters, or the GPU.
 int usable_clusters(const PlanRequest& request);

@@ -1,6 +1,7 @@
 #pragma once
 // A plan in AITER's persistent-MLA buffer layout: per-cluster work lists and the reduce maps.
 // Every planner policy returns this type, so the simulator, the kernels and the views never care which one ran.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -91,9 +92,11 @@ struct Plan {
   // Number of reduce tiles that were actually emitted (split or not).
   int num_tiles() const { return num_tiles_; }
   void set_num_tiles(int n) { num_tiles_ = n; }
-  // The original request of a work (undoing head folding).
-  int request_of(const WorkInfo& w) const { return w.batch_idx / derived.qk_batch_ratio; }
-  int head_group_of(const WorkInfo& w) const { return w.batch_idx % derived.qk_batch_ratio; }
+  // The original request of a virtual batch or a work (undoing head folding); a ratio left at 0 by a hand-built
+  // plan counts as 1.
+  int request_of_batch(int virtual_batch) const { return virtual_batch / std::max(derived.qk_batch_ratio, 1); }
+  int request_of(const WorkInfo& w) const { return request_of_batch(w.batch_idx); }
+  int head_group_of(const WorkInfo& w) const { return w.batch_idx % std::max(derived.qk_batch_ratio, 1); }
   // Works of cluster c: [work_begin(c), work_end(c)).
   int work_begin(int c) const { return work_indptr[c]; }
   int work_end(int c) const { return work_indptr[c + 1]; }
