@@ -10,6 +10,15 @@ Arch parse_arch(const std::string& arch) {
   return Arch::other;
 }
 
+std::string arch_name(Arch arch) {
+  switch (arch) {
+    case Arch::gfx942: return "gfx942";
+    case Arch::gfx950: return "gfx950";
+    case Arch::other: break;
+  }
+  return "other targets";
+}
+
 int KernelTraits::tiles_for(int qlen) const {
   if (!qo_splits) return 1;
   return 2 * heads_eff > packed_qo_len_per_wg ? qlen : cdiv(qlen * heads_eff, packed_qo_len_per_wg);

@@ -158,7 +158,7 @@ AiterV1Args aiter_args_from_json(const json& in) {
   if (!in.is_object()) throw InputError("inputs", "must be a JSON object");
   const std::string w = "inputs.";
   AiterV1Args a;
-  a.arch = get<std::string>(in, "arch", w);
+  a.arch = parse_arch(get<std::string>(in, "arch", w));
   a.num_cu = get<int>(in, "num_cu", w);
   a.q_dtype = parse_dtype(get<std::string>(in, "q_dtype", w), w + "q_dtype");
   a.kv_dtype = parse_dtype(get_or<std::string>(in, "kv_dtype", std::string(dtype_name(a.q_dtype)), w), w + "kv_dtype");

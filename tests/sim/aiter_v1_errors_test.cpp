@@ -69,12 +69,21 @@ TEST(AiterV1Errors, FoldingNeedsUniformQueryLengths) {
   AiterV1Args a = good();
   a.num_heads_per_head_k = 128;
   a.q_dtype = a.kv_dtype = DType::bf16;
-  a.arch = "gfx942";
+  a.arch = Arch::gfx942;
   a.max_seqlen_qo = 2;
   a.uni_seqlen_qo = -1;
   a.seqlens_qo_indptr = {0, 1, 3};
   EXPECT_EQ(error_of(a), "uni_seqlen_qo: head folding (128 heads) needs a uniform query length; AITER indexes out of "
                          "range otherwise");
+}
+
+TEST(AiterV1Errors, UnsupportedHeadsOnANonAmdTargetSayWhichTargets) {
+  AiterV1Args a = good();
+  a.arch = parse_arch("sm_90");
+  a.q_dtype = a.kv_dtype = DType::bf16;
+  a.num_heads_per_head_k = 8;
+  EXPECT_EQ(error_of(a).rfind("heads: 8 q heads are not supported on other targets with bf16/bf16 and qlen 1; ", 0), 0u)
+      << error_of(a);
 }
 
 TEST(AiterV1Errors, PolicyKnobsAreValidatedByTheirTable) {

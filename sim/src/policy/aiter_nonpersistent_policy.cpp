@@ -124,9 +124,8 @@ class AiterNonpersistentPolicy final : public SplitPolicy {
     const int B = batch.size();
     const int heads = batch.q_heads;
     const bool fp8 = batch.q_dtype == DType::fp8;
-    const Arch arch = parse_arch(r.gpu.arch);
     const int sub_q = heads == 128 || fp8 ? 128 : 16;  // q rows per workgroup (1.3 K1-K2)
-    const int K = k_.block > 0 ? k_.block : (fp8 && arch == Arch::gfx950 ? 128 : 64);
+    const int K = k_.block > 0 ? k_.block : (fp8 && r.arch == Arch::gfx950 ? 128 : 64);
     const int cu = k_.cu_num > 0 ? k_.cu_num : clusters;
 
     std::vector<int> splits(static_cast<size_t>(B));

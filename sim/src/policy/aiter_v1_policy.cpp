@@ -13,14 +13,15 @@ int vllm_max_split_per_batch(int heads, int num_cu, int batch) {
   return std::max(1, std::min(static_cast<int>(cdiv(num_cu, batch)), 32));
 }
 
-AiterV1Args make_aiter_v1_args(const DecodeBatch& batch, const Gpu& gpu, int clusters) {
+AiterV1Args make_aiter_v1_args(const PlanRequest& r) {
+  const DecodeBatch& batch = r.batch;
   batch.validate();
-  if (clusters < 0 || clusters > gpu.num_cu)
-    throw InputError("clusters", "must be 1.." + std::to_string(gpu.num_cu) + " (the GPU's CUs), got " +
-                                     std::to_string(clusters));
+  if (r.clusters < 0 || r.clusters > r.gpu.num_cu)
+    throw InputError("clusters", "must be 1.." + std::to_string(r.gpu.num_cu) + " (the GPU's CUs), got " +
+                                     std::to_string(r.clusters));
   AiterV1Args a;
-  a.arch = gpu.arch;
-  a.num_cu = clusters > 0 ? clusters : gpu.num_cu;
+  a.arch = r.arch;
+  a.num_cu = r.clusters > 0 ? r.clusters : r.gpu.num_cu;
   a.q_dtype = batch.q_dtype;
   a.kv_dtype = batch.kv_dtype;
   a.num_heads_per_head_k = batch.q_heads;
@@ -54,7 +55,7 @@ class AiterV1Policy final : public SplitPolicy {
   KernelKind kernel() const override { return KernelKind::persistent; }
 
   Plan plan(const PlanRequest& r) const override {
-    AiterV1Args a = make_aiter_v1_args(r.batch, r.gpu, r.clusters);
+    AiterV1Args a = make_aiter_v1_args(r);
     a.max_split_per_batch = msb_ != 0 ? msb_ : vllm_max_split_per_batch(r.batch.q_heads, a.num_cu, r.batch.size());
     a.experimental = experimental_;
     a.budget = budget_;

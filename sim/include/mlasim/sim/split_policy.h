@@ -10,6 +10,7 @@
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/sim/kernel_traits.h"
 #include "mlasim/sim/plan.h"
 #include "mlasim/sim/policy_spec.h"
 
@@ -30,6 +31,7 @@ struct PlanRequest {
   const DecodeBatch& batch;
   const Gpu& gpu;
   int clusters = 0;  // clusters (CUs/SMs) available; 0 means the whole GPU
+  Arch arch = parse_arch(gpu.arch);  // the GPU's arch string read once; every arch rule takes this value
 };
 
 class SplitPolicy {
