@@ -20,7 +20,6 @@ std::string context_label(const DecodeBatch& batch) {
 LabelledPrediction predict_labelled(const DecodeBatch& batch, const Gpu& gpu, int clusters, const std::string& spec) {
   LabelledPrediction p;
   p.plan = sim::make_policy(spec)->plan({batch, gpu, clusters});
-  p.plan.policy = sim::parse_policy_spec(spec).to_string();
   p.prediction = sim::simulate(p.plan, batch, gpu, cost_params_for(gpu));
   p.labelled = {gpu.name, p.plan.policy, batch.size(), context_label(batch), clusters, p.prediction.metrics};
   return p;

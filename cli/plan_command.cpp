@@ -65,7 +65,6 @@ void run_plan(const PlanOptions& o) {
   const Gpu gpu = o.workload.load();
   const auto policy = sim::make_policy(o.policy);
   sim::Plan plan = policy->plan({batch, gpu, o.workload.clusters});
-  plan.policy = sim::parse_policy_spec(o.policy).to_string();
   if (o.format == "json") {
     nlohmann::json j = sim::plan_to_json(plan);
     j["policy"] = plan.policy;

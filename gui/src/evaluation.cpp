@@ -38,7 +38,6 @@ SideResult evaluate_policy(const std::string& spec, const WorkloadContext& ctx) 
   const sim::PolicySpec parsed = sim::parse_policy_spec(spec);
   const auto policy = sim::make_policy(parsed);
   auto plan = std::make_shared<sim::Plan>(policy->plan({ctx.batch, ctx.gpu, ctx.clusters}));
-  plan->policy = parsed.to_string();
   auto prediction = std::make_shared<const sim::Prediction>(sim::simulate(*plan, ctx.batch, ctx.gpu, ctx.params));
   return {plan->policy, std::move(plan), std::move(prediction)};
 }

@@ -95,12 +95,12 @@ TEST(AiterV1Errors, PolicyKnobsAreValidatedByTheirTable) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(msg("aiter-v1:max_split_per_batch=0"), "max_split_per_batch: must be -1, vllm, 1..4096, got 0");
+  EXPECT_EQ(msg("aiter-v1:max_split_per_batch=0"), "max_split_per_batch: must be -1, vllm or 1..4096, got 0");
   EXPECT_EQ(msg("aiter-v1:max_split=4"), "policy: 'aiter-v1' has no knob 'max_split'; knobs: max_split_per_batch, "
                                          "experimental");
   EXPECT_EQ(msg("aiter-v1:max_split_per_batch"), "policy: knob 'max_split_per_batch' in "
                                                  "'aiter-v1:max_split_per_batch' needs key=value");
-  EXPECT_EQ(msg("aiter-v1-adaptive:rule=cube"), "rule: must be sqrt, width, got cube");
+  EXPECT_EQ(msg("aiter-v1-adaptive:rule=cube"), "rule: must be sqrt or width, got cube");
   EXPECT_EQ(msg("nonsense").rfind("policy: unknown policy 'nonsense'; known: aiter-v1, aiter-v1-adaptive", 0), 0u);
 }
 

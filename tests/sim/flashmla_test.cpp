@@ -129,10 +129,10 @@ TEST(FlashMla, RejectsBadKnobsAndWorkloads) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("flashmla:parts=0", uniform(1, 100)), "parts: must be auto, 1..4096, got 0");
+  EXPECT_EQ(message("flashmla:parts=0", uniform(1, 100)), "parts: must be auto or 1..4096, got 0");
   EXPECT_EQ(message("flashmla:parts=200", uniform(1, 100, 128)),
             "parts: must be 1..128 (256 clusters / 2 q blocks), got 200");
-  EXPECT_EQ(message("flashmla:scheduler=2024", uniform(1, 100)), "scheduler: must be 2025, 2026, got 2024");
+  EXPECT_EQ(message("flashmla:scheduler=2024", uniform(1, 100)), "scheduler: must be 2025 or 2026, got 2024");
   DecodeBatch ragged = uniform(2, 100);
   ragged.qo_lens = {1, 2};
   EXPECT_EQ(message("flashmla", ragged), "qo_len: flashmla takes one query length (s_q) for the whole batch");
