@@ -7,7 +7,7 @@ namespace mlasim::sim {
 
 int Plan::active_clusters() const {
   int n = 0;
-  for (int c = 0; c < num_clusters(); ++c) n += work_end(c) > work_begin(c) ? 1 : 0;
+  for (int c = 0; c < num_work_lists(); ++c) n += work_end(c) > work_begin(c) ? 1 : 0;
   return n;
 }
 

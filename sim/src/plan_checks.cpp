@@ -12,7 +12,7 @@ namespace mlasim::sim {
 
 std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
   std::vector<std::string> bad;
-  const int nc = p.num_clusters();
+  const int nc = p.num_work_lists();
   if (p.work_indptr.size() < static_cast<size_t>(nc) + 1 || p.work_indptr[0] != 0) {
     bad.push_back("work_indptr must hold num_clusters + 1 entries starting at 0");
     return bad;

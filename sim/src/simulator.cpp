@@ -112,19 +112,20 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   Scratch& s = scratch();
   const bool grid = plan.kernel == KernelKind::grid;
   const int W = plan.num_works();
-  if (!grid && (plan.num_clusters() < 0 || static_cast<int>(plan.work_indptr.size()) < plan.num_clusters() + 1 ||
-                plan.work_indptr[0] != 0 || plan.work_indptr[plan.num_clusters()] != W ||
-                !std::is_sorted(plan.work_indptr.begin(), plan.work_indptr.begin() + plan.num_clusters() + 1)))
+  const int lists = plan.num_work_lists();
+  if (!grid && (lists < 0 || static_cast<int>(plan.work_indptr.size()) < lists + 1 || plan.work_indptr[0] != 0 ||
+                plan.work_indptr[lists] != W ||
+                !std::is_sorted(plan.work_indptr.begin(), plan.work_indptr.begin() + lists + 1)))
     throw InputError("plan.work_indptr", "must rise from 0 to the work count over num_clusters + 1 entries");
   Metrics m;
 
   // Stage 1.
   double kv_bytes = 0;
   build_stage1_jobs(plan, batch, gpu, p, s, kv_bytes);
-  // Grid plans carry one "cluster" per workgroup, not a CU limit, so the grid runs on the whole GPU.
-  const int cus = grid ? gpu.num_cu : 0;
+  // A grid's workgroups go to the CUs the plan may use (its work lists are one per workgroup, not CUs).
+  const int cus = grid ? (plan.cu_limit > 0 ? std::min(plan.cu_limit, gpu.num_cu) : gpu.num_cu) : 0;
   const int per_cu = grid ? p.grid_occupancy : 1;
-  const int slots = grid ? cus * per_cu : plan.num_clusters();
+  const int slots = grid ? cus * per_cu : lists;
   std::span<const int> tasks;
   if (grid) {
     s.tasks.resize(static_cast<size_t>(W) + 1);

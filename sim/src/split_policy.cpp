@@ -9,6 +9,8 @@ namespace mlasim::sim {
 Plan SplitPolicy::plan(const PlanRequest& request) const {
   Plan p = build_plan(request);
   p.policy = spec_;
+  // build_plan has checked the request's clusters against the GPU.
+  p.cu_limit = request.clusters > 0 ? request.clusters : request.gpu.num_cu;
   return p;
 }
 

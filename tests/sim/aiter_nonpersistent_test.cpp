@@ -63,7 +63,7 @@ TEST(AiterNonpersistent, WorkedExampleP1AInBf16) {
   EXPECT_EQ(p.kernel, KernelKind::grid);
   EXPECT_EQ(p.derived.num_splits, 16);
   EXPECT_EQ(p.num_works(), 64);
-  EXPECT_EQ(p.num_clusters(), 64);
+  EXPECT_EQ(p.num_work_lists(), 64);
   // Launch order: request fastest, then split. Splits 0-9 own 98 blocks of 64, split 10 97 blocks and the
   // 32-token tail, splits 11-15 97 blocks.
   std::vector<int64_t> expect;

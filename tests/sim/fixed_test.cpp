@@ -47,7 +47,7 @@ TEST(Fixed, OneSplitWritesTheOutput) {
 
 TEST(Fixed, LaunchOrderIsRequestThenSplit) {
   const Plan p = plan("fixed:splits=2,granule=1", uniform(2, 10));
-  EXPECT_EQ(p.num_clusters(), 4);
+  EXPECT_EQ(p.num_work_lists(), 4);
   EXPECT_EQ(p.works[0].batch_idx, 0);
   EXPECT_EQ(p.works[1].batch_idx, 1);
   EXPECT_EQ(p.works[2].kv_start, 5);

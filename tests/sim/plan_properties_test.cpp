@@ -56,7 +56,7 @@ TEST(PlanProperties, ReferenceExecutorEqualsDirectAttentionOnRandomPlans) {
 
     // Load per cluster: sum over works of (granules + OV) stays within the payload unless the tail rule fired.
     if (plan.model.tail_done_events == 0) {
-      for (int cl = 0; cl < plan.num_clusters(); ++cl) {
+      for (int cl = 0; cl < plan.num_work_lists(); ++cl) {
         int64_t load = 0;
         for (int w = plan.work_begin(cl); w < plan.work_end(cl); ++w)
           load += (plan.works[w].kv_pages() + c.batch.kv_granularity - 1) / c.batch.kv_granularity +

@@ -64,10 +64,10 @@ class PlanAssembler {
   // A grid plan: the next workgroup in launch order runs tile `t` over pages [begin, end).
   void add_workgroup(int t, int64_t begin, int64_t end) { add(next_workgroup_++, t, begin, end); }
 
-  // Builds the Plan. `num_clusters` is the persistent kernel's cluster count; grid plans use one cluster per
-  // workgroup. A tile of one work writes the output (partial -1); the works of a split tile write partials that
-  // one reduce tile lists in KV order. Fills works, reduce maps, buffer sizes and the derived values the layout
-  // fixes; the policy sets derived.num_splits and the model values afterwards.
+  // Builds the Plan. `num_clusters` is the persistent kernel's cluster count (its work lists); grid plans get
+  // one work list per workgroup. A tile of one work writes the output (partial -1); the works of a split tile
+  // write partials that one reduce tile lists in KV order. Fills works, reduce maps, buffer sizes and the derived
+  // values the layout fixes; the policy sets derived.num_splits and the model values afterwards.
   Plan finish(KernelKind kernel, int num_clusters) const;
 
  private:

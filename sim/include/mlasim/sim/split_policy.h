@@ -32,7 +32,7 @@ class SplitPolicy {
   const std::string& spec() const { return spec_; }
   virtual KernelKind kernel() const = 0;
 
-  // Plans `request`, then stamps the plan with spec() (Plan::policy).
+  // Plans `request`, then stamps the plan with spec() (Plan::policy) and the CUs it may use (Plan::cu_limit).
   Plan plan(const PlanRequest& request) const;
 
  protected:
