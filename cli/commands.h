@@ -10,5 +10,6 @@ void add_compare_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_policies_command(CLI::App& app);
 
 }  // namespace mlasim::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   mlasim::cli::add_sweep_command(app);
   mlasim::cli::add_calibrate_command(app);
   mlasim::cli::add_report_command(app);
+  mlasim::cli::add_policies_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

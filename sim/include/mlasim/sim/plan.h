@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mlasim::sim {
@@ -32,6 +33,8 @@ struct WorkInfo {
 
 // Which kind of kernel a plan feeds: AITER-style persistent static lists, or a grid the hardware schedules.
 enum class KernelKind { persistent, grid };
+
+inline std::string_view kernel_kind_name(KernelKind k) { return k == KernelKind::grid ? "grid" : "persistent"; }
 
 // Sizes of the six metadata buffers (get_mla_metadata_info_v1).
 struct BufferSizes {
