@@ -12,7 +12,7 @@ AiterV1Args mixed_batch(int batch) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> len(256, 131072);
   AiterV1Args a;
-  a.arch = "gfx950";
+  a.arch = Arch::gfx950;
   a.num_cu = 256;
   a.seqlens_kv_indptr = {0};
   a.seqlens_qo_indptr = {0};

@@ -75,7 +75,8 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
   text += fmt::format("\ncampaign {}: {} configurations on {}, estimated device time {:.0f} s\n", c.id,
                       plan.configs.size(), c.gpu, total_seconds);
   if (plan.left_out_unrunnable)
-    text += fmt::format("left out: {} whose plans leave a head count per tile our kernels have no variant for\n",
+    text += fmt::format("left out: {} our kernels cannot run as planned (heads per tile other than 16 and 128, or a "
+                        "grid plan on a cluster subset)\n",
                         plan.left_out_unrunnable);
   if (plan.left_out_kv) text += fmt::format("left out: {} over max_kv_bytes ({:g} B)\n", plan.left_out_kv, c.max_kv_bytes);
   if (plan.left_out_unplannable) {

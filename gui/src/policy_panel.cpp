@@ -4,7 +4,6 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QLabel>
-#include <QLineEdit>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <cmath>
@@ -17,44 +16,44 @@ namespace {
 
 QString text_of(const std::string& s) { return QString::fromStdString(s); }
 
-// The editor suits the knob: a spin box for a plain number with a default, a list for a choice, and an editable
-// list for a number that also takes words ("vllm") or whose default is derived ("").
+// The editor suits the knob's domain: a spin box for one numeric range, a list for a domain whose values can all
+// be listed (words, single numbers), and an editable list for numbers that also take words ("vllm", "auto").
 QWidget* make_editor(const sim::KnobInfo& k) {
-  using Type = sim::KnobInfo::Type;
+  using Kind = sim::KnobDomain::Alternative::Kind;
+  const sim::KnobDomain::Alternative* range = k.domain.sole_range();
   bool numeric = false;
   const double default_number = text_of(k.default_value).toDouble(&numeric);
-  const bool plain = k.choices.empty() && numeric;
-  if (k.type == Type::integer && plain) {
+  if (range && numeric && range->kind == Kind::integers) {
     auto* s = new QSpinBox;
-    s->setRange(static_cast<int>(k.min), static_cast<int>(k.max));
+    s->setRange(static_cast<int>(range->min), static_cast<int>(range->max));
     s->setValue(static_cast<int>(default_number));
     return s;
   }
-  if (k.type == Type::real && plain) {
+  if (range && numeric && range->kind == Kind::reals) {
     auto* s = new QDoubleSpinBox;
     s->setDecimals(3);
-    s->setRange(k.min, k.max);
+    s->setRange(range->min, range->max);
     s->setSingleStep(std::pow(10.0, std::floor(std::log10(std::max(std::abs(default_number), 1e-3)))) / 10);
     s->setValue(default_number);
     return s;
   }
   auto* c = new QComboBox;
-  if (k.type == Type::choice) {
-    for (const auto& choice : k.choices) c->addItem(text_of(choice));
-  } else {
+  QStringList items;
+  if (!k.domain.is_finite()) {
     c->setEditable(true);
-    QStringList items;
-    if (!k.default_value.empty()) items << text_of(k.default_value);
-    for (const auto& choice : k.choices) items << text_of(choice);
-    if (k.type == Type::integer) items << QString::number(k.min, 'g', 12) << QString::number(k.max, 'g', 12);
-    items.removeDuplicates();
-    c->addItems(items);
-    if (k.default_value.empty()) {
-      c->setCurrentIndex(-1);
-      c->lineEdit()->setPlaceholderText(QObject::tr("derived"));
+    items << text_of(k.default_value);
+  }
+  for (const auto& a : k.domain.alternatives()) {
+    if (a.kind == Kind::word) {
+      items << text_of(a.word);
+    } else {
+      items << text_of(sim::format_knob_number(a.min));
+      if (a.max != a.min) items << text_of(sim::format_knob_number(a.max));
     }
   }
-  if (!k.default_value.empty()) c->setCurrentText(text_of(k.default_value));
+  items.removeDuplicates();
+  c->addItems(items);
+  c->setCurrentText(text_of(k.default_value));
   return c;
 }
 
@@ -71,17 +70,12 @@ void set_editor_text(QWidget* editor, const QString& text) {
   if (c->isEditable() || c->findText(text) >= 0) c->setCurrentText(text);
 }
 
-// Whether `value` says the same as the knob's default (then the spec leaves the knob out).
+// Whether `value` stands for the knob's default (then the spec leaves the knob out): "16" and "016", "1.2" and
+// "1.20" are the same value of the domain.
 bool is_default(const sim::KnobInfo& k, const QString& value) {
   if (value.isEmpty()) return true;
-  if (k.default_value.empty()) return false;
-  if (k.type != sim::KnobInfo::Type::choice) {
-    bool ok_value = false, ok_default = false;
-    const double v = value.toDouble(&ok_value);
-    const double d = text_of(k.default_value).toDouble(&ok_default);
-    if (ok_value && ok_default) return v == d;
-  }
-  return value == text_of(k.default_value);
+  const auto v = k.domain.parse(value.toStdString());
+  return v && v == k.domain.parse(k.default_value);
 }
 
 }  // namespace

@@ -51,11 +51,7 @@ Evaluation evaluate(const SplitPolicy& policy, const WorkloadContext& ctx) {
   return simulated(policy.plan({ctx.batch, ctx.gpu, ctx.clusters}), ctx);
 }
 
-Evaluation evaluate(const std::string& spec, const WorkloadContext& ctx) {
-  Plan plan = make_policy(spec)->plan({ctx.batch, ctx.gpu, ctx.clusters});
-  plan.policy = parse_policy_spec(spec).to_string();
-  return simulated(std::move(plan), ctx);
-}
+Evaluation evaluate(const std::string& spec, const WorkloadContext& ctx) { return evaluate(*make_policy(spec), ctx); }
 
 Evaluation evaluate_plan(Plan plan, const std::string& origin, const WorkloadContext& ctx) {
   if (plan.num_clusters() > ctx.gpu.num_cu)

@@ -1,16 +1,22 @@
 #include "mlasim/sim/kernel_traits.h"
 
+#include "mlasim/sim/int_math.h"
+
 namespace mlasim::sim {
-namespace {
-
-constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
-
-}  // namespace
 
 Arch parse_arch(const std::string& arch) {
   if (arch.starts_with("gfx942")) return Arch::gfx942;
   if (arch.starts_with("gfx950")) return Arch::gfx950;
   return Arch::other;
+}
+
+std::string arch_name(Arch arch) {
+  switch (arch) {
+    case Arch::gfx942: return "gfx942";
+    case Arch::gfx950: return "gfx950";
+    case Arch::other: break;
+  }
+  return "other targets";
 }
 
 int KernelTraits::tiles_for(int qlen) const {

@@ -7,7 +7,7 @@ namespace mlasim::sim {
 
 int Plan::active_clusters() const {
   int n = 0;
-  for (int c = 0; c < num_clusters(); ++c) n += work_end(c) > work_begin(c) ? 1 : 0;
+  for (int c = 0; c < num_work_lists(); ++c) n += work_end(c) > work_begin(c) ? 1 : 0;
   return n;
 }
 
@@ -18,7 +18,7 @@ std::vector<int> Plan::splits_per_request() const {
   for (const WorkInfo& w : works) ++fragments[{w.batch_idx, w.qo_start}];
   std::vector<int> splits(static_cast<size_t>(num_requests), 0);
   for (const auto& [tile, n] : fragments) {
-    const int r = tile.first / derived.qk_batch_ratio;
+    const int r = request_of_batch(tile.first);
     if (r >= 0 && r < num_requests && n > splits[r]) splits[r] = n;
   }
   return splits;

@@ -6,11 +6,13 @@
 #include <set>
 #include <utility>
 
+#include "mlasim/sim/int_math.h"
+
 namespace mlasim::sim {
 
 std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
   std::vector<std::string> bad;
-  const int nc = p.num_clusters();
+  const int nc = p.num_work_lists();
   if (p.work_indptr.size() < static_cast<size_t>(nc) + 1 || p.work_indptr[0] != 0) {
     bad.push_back("work_indptr must hold num_clusters + 1 entries starting at 0");
     return bad;
@@ -75,7 +77,7 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
     const int qlen = batch.qo_lens[r];
     const int last_token = last.qo_end - 1 - qbeg(b);
     const int visible = batch.causal ? batch.kv_lens[r] - (qlen - 1 - last_token) : batch.kv_lens[r];
-    const int need_end = kv_indptr[r] + (visible + batch.page_size - 1) / batch.page_size;
+    const int need_end = kv_indptr[r] + static_cast<int>(cdiv(visible, batch.page_size));
     int next = kv_indptr[r];
     for (int i : works) {
       const WorkInfo& w = p.works[i];

@@ -1,6 +1,7 @@
 #include "mlasim/sim/plan_json.h"
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 
 namespace mlasim::sim {
 namespace {
@@ -143,7 +144,7 @@ Plan plan_from_json(const json& j) {
   int max_batch = -1;
   for (const auto& wk : p.works) max_batch = std::max(max_batch, wk.batch_idx);
   if (p.derived.num_batches_eff <= max_batch) p.derived.num_batches_eff = max_batch + 1;
-  p.num_requests = (p.derived.num_batches_eff + p.derived.qk_batch_ratio - 1) / p.derived.qk_batch_ratio;
+  p.num_requests = static_cast<int>(cdiv(p.derived.num_batches_eff, p.derived.qk_batch_ratio));
   p.num_heads = p.derived.num_heads_eff * p.derived.qk_batch_ratio;
   int tiles = 0;
   for (size_t t = 0; t + 1 < p.reduce_indptr.size(); ++t)
@@ -157,7 +158,7 @@ AiterV1Args aiter_args_from_json(const json& in) {
   if (!in.is_object()) throw InputError("inputs", "must be a JSON object");
   const std::string w = "inputs.";
   AiterV1Args a;
-  a.arch = get<std::string>(in, "arch", w);
+  a.arch = parse_arch(get<std::string>(in, "arch", w));
   a.num_cu = get<int>(in, "num_cu", w);
   a.q_dtype = parse_dtype(get<std::string>(in, "q_dtype", w), w + "q_dtype");
   a.kv_dtype = parse_dtype(get_or<std::string>(in, "kv_dtype", std::string(dtype_name(a.q_dtype)), w), w + "kv_dtype");
@@ -179,7 +180,7 @@ AiterV1Args aiter_args_from_json(const json& in) {
     a.seqlens_kv_indptr.assign(1, 0);
     for (int32_t t : kv) {
       if (t <= 0) throw InputError(w + "seqlens_kv", "every length must be >= 1, got " + std::to_string(t));
-      a.seqlens_kv_indptr.push_back(a.seqlens_kv_indptr.back() + (t + a.page_size - 1) / std::max(1, a.page_size));
+      a.seqlens_kv_indptr.push_back(a.seqlens_kv_indptr.back() + static_cast<int32_t>(cdiv(t, std::max(1, a.page_size))));
     }
   }
   const size_t B = a.seqlens_kv_indptr.empty() ? 0 : a.seqlens_kv_indptr.size() - 1;
@@ -187,7 +188,7 @@ AiterV1Args aiter_args_from_json(const json& in) {
     a.kv_last_page_lens = int_list(in, "kv_last_page_lens", w);
   } else if (in.contains("seqlens_kv")) {
     for (int32_t t : int_list(in, "seqlens_kv", w)) {
-      const int pages = (t + a.page_size - 1) / std::max(1, a.page_size);
+      const int pages = static_cast<int>(cdiv(t, std::max(1, a.page_size)));
       a.kv_last_page_lens.push_back(t - (pages - 1) * a.page_size);
     }
   } else {

@@ -42,7 +42,7 @@ std::string describe_workload(const DecodeBatch& b, const Gpu& g, int clusters) 
 
 std::string format_plan_text(const Plan& p, int page_size) {
   std::string out;
-  const int nc = p.num_clusters();
+  const int nc = p.num_work_lists();
   const int active = p.active_clusters();
   int split_tiles = 0;
   for (size_t t = 0; t + 1 < p.reduce_indptr.size() && t < static_cast<size_t>(p.num_tiles()); ++t)

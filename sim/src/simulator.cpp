@@ -38,8 +38,6 @@ int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
   return plan.derived.num_heads_eff > 0 ? plan.derived.num_heads_eff : batch.q_heads;
 }
 
-int request_of(const Plan& plan, const WorkInfo& w) { return w.batch_idx / std::max(plan.derived.qk_batch_ratio, 1); }
-
 // The stage-1 cost of every work (docs/model.md §2).
 void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
                        Scratch& s, double& kv_bytes) {
@@ -59,7 +57,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   kv_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
     const WorkInfo& w = plan.works[i];
-    const int r = std::clamp(request_of(plan, w), 0, B - 1);
+    const int r = std::clamp(plan.request_of(w), 0, B - 1);
     int64_t tokens = int64_t{w.kv_pages()} * batch.page_size;
     if (batch.page_size > 1 && w.kv_end == s.request_end_page[r])
       tokens -= batch.page_size - batch.last_page_len(r);
@@ -105,7 +103,7 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
     const WorkInfo& w = plan.works[i];
     const int t = w.is_partial() ? s.loc_tile[w.partial_qo_loc] : -1;
     s.work_tile[i] = t;
-    if (t >= 0 && s.tiles[t].request < 0) s.tiles[t].request = std::clamp(request_of(plan, w), 0, batch.size() - 1);
+    if (t >= 0 && s.tiles[t].request < 0) s.tiles[t].request = std::clamp(plan.request_of(w), 0, batch.size() - 1);
   }
 }
 
@@ -114,19 +112,20 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   Scratch& s = scratch();
   const bool grid = plan.kernel == KernelKind::grid;
   const int W = plan.num_works();
-  if (!grid && (plan.num_clusters() < 0 || static_cast<int>(plan.work_indptr.size()) < plan.num_clusters() + 1 ||
-                plan.work_indptr[0] != 0 || plan.work_indptr[plan.num_clusters()] != W ||
-                !std::is_sorted(plan.work_indptr.begin(), plan.work_indptr.begin() + plan.num_clusters() + 1)))
+  const int lists = plan.num_work_lists();
+  if (!grid && (lists < 0 || static_cast<int>(plan.work_indptr.size()) < lists + 1 || plan.work_indptr[0] != 0 ||
+                plan.work_indptr[lists] != W ||
+                !std::is_sorted(plan.work_indptr.begin(), plan.work_indptr.begin() + lists + 1)))
     throw InputError("plan.work_indptr", "must rise from 0 to the work count over num_clusters + 1 entries");
   Metrics m;
 
   // Stage 1.
   double kv_bytes = 0;
   build_stage1_jobs(plan, batch, gpu, p, s, kv_bytes);
-  // Grid plans carry one "cluster" per workgroup, not a CU limit, so the grid runs on the whole GPU.
-  const int cus = grid ? gpu.num_cu : 0;
+  // A grid's workgroups go to the CUs the plan may use (its work lists are one per workgroup, not CUs).
+  const int cus = grid ? (plan.cu_limit > 0 ? std::min(plan.cu_limit, gpu.num_cu) : gpu.num_cu) : 0;
   const int per_cu = grid ? p.grid_occupancy : 1;
-  const int slots = grid ? cus * per_cu : plan.num_clusters();
+  const int slots = grid ? cus * per_cu : lists;
   std::span<const int> tasks;
   if (grid) {
     s.tasks.resize(static_cast<size_t>(W) + 1);
@@ -187,7 +186,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   m.splits_per_request.assign(static_cast<size_t>(batch.size()), 0);
   for (int i = 0; i < W; ++i) {  // a final work is one fragment; a partial one is one of its tile's n
     const int t = s.work_tile[i];
-    int& splits = m.splits_per_request[std::clamp(request_of(plan, plan.works[i]), 0, batch.size() - 1)];
+    int& splits = m.splits_per_request[std::clamp(plan.request_of(plan.works[i]), 0, batch.size() - 1)];
     splits = std::max(splits, t >= 0 ? s.tiles[t].partials : 1);
   }
   m.num_works = W;
@@ -211,7 +210,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     for (int i = 0; i < W; ++i) {
       const WorkInfo& w = plan.works[i];
       const FluidJobTimes& t = s.times[i];
-      tl.rows[row_of_lane(t.lane)].push_back({t.begin_us, t.stream_us, t.end_us, i, request_of(plan, w), w.kv_start,
+      tl.rows[row_of_lane(t.lane)].push_back({t.begin_us, t.stream_us, t.end_us, i, plan.request_of(w), w.kv_start,
                                               w.kv_end, w.is_partial()});
     }
     tl.reduce.clear();

@@ -7,7 +7,6 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
-#include "mlasim/sim/policy_spec.h"
 #include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim {
@@ -55,7 +54,7 @@ SweepResult run_sweep(const SweepGrid& g, const std::function<void(size_t, size_
   std::vector<std::unique_ptr<SplitPolicy>> policies;
   for (const std::string& spec : g.policies) {
     policies.push_back(make_policy(spec));
-    r.policies.push_back(parse_policy_spec(spec).to_string());
+    r.policies.push_back(policies.back()->spec());
   }
   std::vector<CostParams> params;
   for (const Gpu& gpu : g.gpus) params.push_back(cost_params_for(gpu));

@@ -53,7 +53,7 @@ TEST(PlanCli, CasesFileReproducesEveryReferenceCase) {
 }
 
 TEST(PlanCli, BadInputIsOneLineAndExitCodeTwo) {
-  expect_bad_input("plan --policy aiter-v1:max_split_per_batch=0", "max_split_per_batch: must be -1, vllm, 1..4096, got 0");
+  expect_bad_input("plan --policy aiter-v1:max_split_per_batch=0", "max_split_per_batch: must be -1, vllm or 1..4096, got 0");
   expect_bad_input("plan --heads 24", "heads: 24 q heads are not supported on gfx950");
   expect_bad_input("plan --heads 12", "heads: must be a positive multiple of 8, got 12");
   expect_bad_input("plan --context 0", "context: must be >= 1 token, got 0");

@@ -63,7 +63,7 @@ TEST(AiterNonpersistent, WorkedExampleP1AInBf16) {
   EXPECT_EQ(p.kernel, KernelKind::grid);
   EXPECT_EQ(p.derived.num_splits, 16);
   EXPECT_EQ(p.num_works(), 64);
-  EXPECT_EQ(p.num_clusters(), 64);
+  EXPECT_EQ(p.num_work_lists(), 64);
   // Launch order: request fastest, then split. Splits 0-9 own 98 blocks of 64, split 10 97 blocks and the
   // 32-token tail, splits 11-15 97 blocks.
   std::vector<int64_t> expect;
@@ -188,9 +188,9 @@ TEST(AiterNonpersistent, RejectsBadKnobs) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("aiter-nonpersistent:num_kv_splits=0"), "num_kv_splits: must be auto, 1..1024, got 0");
-  EXPECT_EQ(message("aiter-nonpersistent:block=96"), "block: must be auto, 64, 128, got 96");
-  EXPECT_EQ(message("aiter-nonpersistent:split_rule=v1"), "split_rule: must be meta, v0, v0-intended, got v1");
+  EXPECT_EQ(message("aiter-nonpersistent:num_kv_splits=0"), "num_kv_splits: must be auto or 1..1024, got 0");
+  EXPECT_EQ(message("aiter-nonpersistent:block=96"), "block: must be auto, 64 or 128, got 96");
+  EXPECT_EQ(message("aiter-nonpersistent:split_rule=v1"), "split_rule: must be meta, v0 or v0-intended, got v1");
   EXPECT_EQ(message("aiter-nonpersistent:split_rule=v0,num_kv_splits=4"),
             "split_rule: chooses the split count only with num_kv_splits=auto; got split_rule=v0 with num_kv_splits=4");
   EXPECT_EQ(message("aiter-nonpersistent:graph_total_kv=10,num_kv_splits=4"),

@@ -69,12 +69,21 @@ TEST(AiterV1Errors, FoldingNeedsUniformQueryLengths) {
   AiterV1Args a = good();
   a.num_heads_per_head_k = 128;
   a.q_dtype = a.kv_dtype = DType::bf16;
-  a.arch = "gfx942";
+  a.arch = Arch::gfx942;
   a.max_seqlen_qo = 2;
   a.uni_seqlen_qo = -1;
   a.seqlens_qo_indptr = {0, 1, 3};
   EXPECT_EQ(error_of(a), "uni_seqlen_qo: head folding (128 heads) needs a uniform query length; AITER indexes out of "
                          "range otherwise");
+}
+
+TEST(AiterV1Errors, UnsupportedHeadsOnANonAmdTargetSayWhichTargets) {
+  AiterV1Args a = good();
+  a.arch = parse_arch("sm_90");
+  a.q_dtype = a.kv_dtype = DType::bf16;
+  a.num_heads_per_head_k = 8;
+  EXPECT_EQ(error_of(a).rfind("heads: 8 q heads are not supported on other targets with bf16/bf16 and qlen 1; ", 0), 0u)
+      << error_of(a);
 }
 
 TEST(AiterV1Errors, PolicyKnobsAreValidatedByTheirTable) {
@@ -86,12 +95,12 @@ TEST(AiterV1Errors, PolicyKnobsAreValidatedByTheirTable) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(msg("aiter-v1:max_split_per_batch=0"), "max_split_per_batch: must be -1, vllm, 1..4096, got 0");
+  EXPECT_EQ(msg("aiter-v1:max_split_per_batch=0"), "max_split_per_batch: must be -1, vllm or 1..4096, got 0");
   EXPECT_EQ(msg("aiter-v1:max_split=4"), "policy: 'aiter-v1' has no knob 'max_split'; knobs: max_split_per_batch, "
                                          "experimental");
   EXPECT_EQ(msg("aiter-v1:max_split_per_batch"), "policy: knob 'max_split_per_batch' in "
                                                  "'aiter-v1:max_split_per_batch' needs key=value");
-  EXPECT_EQ(msg("aiter-v1-adaptive:rule=cube"), "rule: must be sqrt, width, got cube");
+  EXPECT_EQ(msg("aiter-v1-adaptive:rule=cube"), "rule: must be sqrt or width, got cube");
   EXPECT_EQ(msg("nonsense").rfind("policy: unknown policy 'nonsense'; known: aiter-v1, aiter-v1-adaptive", 0), 0u);
 }
 

@@ -10,7 +10,7 @@ namespace {
 
 AiterV1Args mi355x(std::vector<int> kv_lens, int msb) {
   AiterV1Args a;
-  a.arch = "gfx950";
+  a.arch = Arch::gfx950;
   a.num_cu = 256;
   a.max_split_per_batch = msb;
   a.seqlens_kv_indptr = {0};

@@ -45,7 +45,7 @@ TEST(AiterV1Golden, PlanJsonRoundTripKeepsEveryArray) {
     EXPECT_EQ(back.reduce_indptr, plan.reduce_indptr);
     EXPECT_EQ(back.reduce_final_map, plan.reduce_final_map);
     EXPECT_EQ(back.reduce_partial_map, plan.reduce_partial_map);
-    EXPECT_EQ(back.num_clusters(), plan.num_clusters());
+    EXPECT_EQ(back.num_work_lists(), plan.num_work_lists());
   }
 }
 

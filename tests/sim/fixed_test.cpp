@@ -47,7 +47,7 @@ TEST(Fixed, OneSplitWritesTheOutput) {
 
 TEST(Fixed, LaunchOrderIsRequestThenSplit) {
   const Plan p = plan("fixed:splits=2,granule=1", uniform(2, 10));
-  EXPECT_EQ(p.num_clusters(), 4);
+  EXPECT_EQ(p.num_work_lists(), 4);
   EXPECT_EQ(p.works[0].batch_idx, 0);
   EXPECT_EQ(p.works[1].batch_idx, 1);
   EXPECT_EQ(p.works[2].kv_start, 5);
@@ -76,7 +76,7 @@ TEST(Fixed, RejectsBadKnobs) {
   };
   EXPECT_EQ(message("fixed:splits=0", uniform(1, 100)), "splits: must be 1..1024, got 0");
   EXPECT_EQ(message("fixed:granule=0", uniform(1, 100)), "granule: must be 1..65536, got 0");
-  EXPECT_EQ(message("fixed:heads_per_wg=many", uniform(1, 100)), "heads_per_wg: must be all, 1..128, got many");
+  EXPECT_EQ(message("fixed:heads_per_wg=many", uniform(1, 100)), "heads_per_wg: must be all or 1..128, got many");
   EXPECT_EQ(message("fixed:heads_per_wg=24", uniform(1, 100, 128)), "heads_per_wg: must divide the 128 q heads, got 24");
   EXPECT_EQ(message("fixed:splits=4,split=2", uniform(1, 100)).substr(0, 7), "policy:");
 }

@@ -31,7 +31,7 @@ TEST(FlashInferDecode, WorkedExampleP6AOccupancy1) {
   EXPECT_EQ(p.kernel, KernelKind::grid);
   EXPECT_EQ(p.model.payload_blocks, 1563);
   EXPECT_EQ(pieces_per_request(p), (std::vector<int>{64, 64, 64, 64}));
-  EXPECT_EQ(p.num_clusters(), 256);
+  EXPECT_EQ(p.num_work_lists(), 256);
   EXPECT_EQ(p.num_partials(), 256);
   EXPECT_EQ(p.works[63].kv_pages(), 100000 - 63 * 1563);
   EXPECT_EQ(p.works[64].batch_idx, 1);  // chunks are launched request-major

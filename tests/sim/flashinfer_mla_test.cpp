@@ -32,7 +32,7 @@ TEST(FlashInferMla, WorkedExampleP7A) {
   const DecodeBatch batch = uniform(4, 100000);
   const Plan p = plan(batch);
   EXPECT_EQ(p.kernel, KernelKind::persistent);
-  EXPECT_EQ(p.num_clusters(), 256);
+  EXPECT_EQ(p.num_work_lists(), 256);
   EXPECT_EQ(p.model.payload_blocks, 1792);  // f(cdiv(400000, 256) = 1563) = roundup(1563, 256)
   EXPECT_EQ(testing::pieces_per_request(p), (std::vector<int>{56, 56, 56, 56}));
   EXPECT_EQ(p.active_clusters(), 224);
@@ -89,7 +89,7 @@ TEST(FlashInferMla, CheapestClusterTakesTheNextChunk) {
 TEST(FlashInferMla, Heads128RunOnClustersOfTwo) {
   const DecodeBatch batch = uniform(2, 50000, 128);
   const Plan p = plan(batch);
-  EXPECT_EQ(p.num_clusters(), 256);
+  EXPECT_EQ(p.num_work_lists(), 256);
   EXPECT_EQ(p.model.packed_qo_len_per_wg, 128);
   EXPECT_EQ(p.derived.qk_batch_ratio, 2);
   for (int c = 0; c < 256; c += 2) {

@@ -32,7 +32,7 @@ TEST(FlashMla, WorkedExampleP5A) {
   const DecodeBatch batch = uniform(4, 100000);
   const Plan p = plan("flashmla", batch);
   EXPECT_EQ(p.kernel, KernelKind::persistent);
-  EXPECT_EQ(p.num_clusters(), 256);
+  EXPECT_EQ(p.num_work_lists(), 256);
   EXPECT_EQ(p.model.sum_blocks, 6272);
   EXPECT_EQ(p.model.payload_blocks, 30);
   EXPECT_EQ(pieces_per_request(p), (std::vector<int>{63, 64, 63, 63}));
@@ -71,14 +71,14 @@ TEST(FlashMla, WholeRequestsOnOnePartWriteTheOutput) {
 TEST(FlashMla, PartsKnobSetsTheFill) {
   // 132 parts (an H800's SMs at 16 heads): total 6272, payload cdiv(6272, 132) + 5 = 53.
   const Plan p = plan("flashmla:parts=132", uniform(4, 100000));
-  EXPECT_EQ(p.num_clusters(), 132);
+  EXPECT_EQ(p.num_work_lists(), 132);
   EXPECT_EQ(p.model.payload_blocks, 53);
 }
 
 TEST(FlashMla, Heads128UseTwoQBlocksPerPart) {
   const DecodeBatch batch = uniform(2, 5000, 128);
   const Plan p = plan("flashmla", batch);
-  EXPECT_EQ(p.num_clusters(), 256);  // 128 parts x 2 q blocks
+  EXPECT_EQ(p.num_work_lists(), 256);  // 128 parts x 2 q blocks
   EXPECT_EQ(p.derived.num_splits, 128);
   EXPECT_EQ(p.derived.qk_batch_ratio, 2);
   EXPECT_EQ(p.works[p.work_begin(0)].batch_idx, 0);
@@ -91,7 +91,7 @@ TEST(FlashMla, QueryTokensShareA64RowBlock) {
   // 16 heads x 8 tokens = 128 rows: two q blocks of 4 tokens.
   const DecodeBatch batch = uniform(3, 3000, 16, 8);
   const Plan p = plan("flashmla", batch);
-  EXPECT_EQ(p.num_clusters(), 256);
+  EXPECT_EQ(p.num_work_lists(), 256);
   EXPECT_EQ(p.works[0].qo_end - p.works[0].qo_start, 4);
   EXPECT_EQ(p.rows_per_partial, 4);
   EXPECT_TRUE(plan_keeps_contract(p, batch));
@@ -129,10 +129,10 @@ TEST(FlashMla, RejectsBadKnobsAndWorkloads) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("flashmla:parts=0", uniform(1, 100)), "parts: must be auto, 1..4096, got 0");
+  EXPECT_EQ(message("flashmla:parts=0", uniform(1, 100)), "parts: must be auto or 1..4096, got 0");
   EXPECT_EQ(message("flashmla:parts=200", uniform(1, 100, 128)),
             "parts: must be 1..128 (256 clusters / 2 q blocks), got 200");
-  EXPECT_EQ(message("flashmla:scheduler=2024", uniform(1, 100)), "scheduler: must be 2025, 2026, got 2024");
+  EXPECT_EQ(message("flashmla:scheduler=2024", uniform(1, 100)), "scheduler: must be 2025 or 2026, got 2024");
   DecodeBatch ragged = uniform(2, 100);
   ragged.qo_lens = {1, 2};
   EXPECT_EQ(message("flashmla", ragged), "qo_len: flashmla takes one query length (s_q) for the whole batch");

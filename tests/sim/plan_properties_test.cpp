@@ -37,7 +37,7 @@ RandomCase random_case(std::mt19937& rng) {
   Gpu gpu;
   gpu.arch = archs[rng() % 2];
   gpu.num_cu = pick({80, 256, 304});
-  c.args = make_aiter_v1_args(b, gpu, 0);
+  c.args = make_aiter_v1_args({b, gpu, 0});
   c.args.max_split_per_batch = pick({-1, 1, 8, 16});
   return c;
 }
@@ -47,7 +47,7 @@ TEST(PlanProperties, ReferenceExecutorEqualsDirectAttentionOnRandomPlans) {
   int cases = 0, split_cases = 0, folded = 0, multi_tile = 0;
   for (int i = 0; i < 520; ++i) {
     RandomCase c = random_case(rng);
-    SCOPED_TRACE(::testing::Message() << "case " << i << " arch " << c.args.arch << " cu " << c.args.num_cu
+    SCOPED_TRACE(::testing::Message() << "case " << i << " arch " << arch_name(c.args.arch) << " cu " << c.args.num_cu
                                       << " heads " << c.batch.q_heads << " qlen " << c.batch.qo_lens[0] << " page "
                                       << c.batch.page_size << " msb " << c.args.max_split_per_batch);
     const Plan plan = plan_aiter_v1(c.args);
@@ -56,7 +56,7 @@ TEST(PlanProperties, ReferenceExecutorEqualsDirectAttentionOnRandomPlans) {
 
     // Load per cluster: sum over works of (granules + OV) stays within the payload unless the tail rule fired.
     if (plan.model.tail_done_events == 0) {
-      for (int cl = 0; cl < plan.num_clusters(); ++cl) {
+      for (int cl = 0; cl < plan.num_work_lists(); ++cl) {
         int64_t load = 0;
         for (int w = plan.work_begin(cl); w < plan.work_end(cl); ++w)
           load += (plan.works[w].kv_pages() + c.batch.kv_granularity - 1) / c.batch.kv_granularity +
@@ -92,7 +92,7 @@ TEST(PlanProperties, FullHeadDimsOnOneSplitBatch) {
   Gpu gpu;
   gpu.arch = "gfx950";
   gpu.num_cu = 256;
-  AiterV1Args a = make_aiter_v1_args(b, gpu, 0);
+  AiterV1Args a = make_aiter_v1_args({b, gpu, 0});
   const Plan plan = plan_aiter_v1(a);
   ASSERT_GT(plan.num_partials(), 0);
   const ReferenceExecutor ex(b, ReferenceOptions{});
@@ -106,7 +106,7 @@ TEST(PlanProperties, CheckPlanReportsAMissingFragment) {
   Gpu gpu;
   gpu.arch = "gfx950";
   gpu.num_cu = 256;
-  Plan plan = plan_aiter_v1(make_aiter_v1_args(b, gpu, 0));
+  Plan plan = plan_aiter_v1(make_aiter_v1_args({b, gpu, 0}));
   plan.works[3].kv_start += 16;  // leaves 16 tokens uncovered
   EXPECT_FALSE(check_plan(plan, b).empty());
   const ReferenceExecutor ex(b, ReferenceOptions{16, 8, 3, {0}});

@@ -122,5 +122,20 @@ TEST(PolicyCoverage, RegistryEntriesBuildWithTheirDefaults) {
   }
 }
 
+TEST(PolicyCoverage, APolicyStampsItsCanonicalSpecOnEveryPlan) {
+  const Gpu gpu = load_gpu("mi355x");
+  DecodeBatch batch = DecodeBatch::uniform(8, 3000);
+  batch.q_dtype = batch.kv_dtype = DType::bf16;
+  for (const PolicyInfo& info : policy_registry()) {
+    const auto policy = make_policy(info.name);
+    EXPECT_EQ(policy->spec(), info.name);
+    EXPECT_EQ(policy->plan({batch, gpu, 0}).policy, info.name);
+  }
+  // Knobs sorted by key, spaces trimmed, values as written.
+  const auto fixed = make_policy(" fixed : splits = 8 , granule=4 ");
+  EXPECT_EQ(fixed->spec(), "fixed:granule=4,splits=8");
+  EXPECT_EQ(fixed->plan({batch, gpu, 0}).policy, "fixed:granule=4,splits=8");
+}
+
 }  // namespace
 }  // namespace mlasim::sim

@@ -31,7 +31,7 @@ inline ::testing::AssertionResult plan_keeps_contract(const Plan& p, const Decod
   if (!violations.empty()) return fail(violations.front() + " (and " + std::to_string(violations.size() - 1) + " more)");
 
   const int B = batch.size();
-  const int nc = p.num_clusters();
+  const int nc = p.num_work_lists();
   if (p.num_requests != B || p.num_heads != batch.q_heads) return fail("num_requests / num_heads");
   if (p.derived.num_batches_eff != B * p.derived.qk_batch_ratio) return fail("num_batches_eff");
   if (static_cast<int>(p.work_indptr.size()) < nc + 1) return fail("work_indptr size");

@@ -69,10 +69,8 @@ PreparedRow prepare_row(const MeasurementRow& row, const Gpu& gpu) {
     sim::check_clusters(row.clusters, gpu);
     const auto policy = sim::make_policy(row.policy);
     p.plan = policy->plan({p.batch, gpu, row.clusters});
-    p.plan.policy = sim::parse_policy_spec(row.policy).to_string();
     if (row.time_ratio) {
       p.vs_plan = sim::make_policy(row.vs_policy)->plan({p.batch, gpu, row.clusters});
-      p.vs_plan.policy = sim::parse_policy_spec(row.vs_policy).to_string();
     }
   } catch (const InputError& e) {
     throw InputError(e.field(), where(row) + ": " + e.what());

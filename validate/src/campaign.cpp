@@ -325,7 +325,9 @@ CampaignPlan expand_campaign(const Campaign& c) {
       if (!seen.insert(config.id).second) continue;
       try {
         const sim::Plan p = sim::make_policy(spec)->plan({ctx.batch, ctx.gpu, ctx.clusters});
-        if (!sim::our_kernels_run_heads(p.derived.num_heads_eff)) {
+        // A grid kernel is placed by the hardware on every SM: a cluster subset applies to persistent plans only.
+        const bool grid_on_subset = p.kernel == sim::KernelKind::grid && w.clusters > 0;
+        if (!sim::our_kernels_run_heads(p.derived.num_heads_eff) || grid_on_subset) {
           ++plan.left_out_unrunnable;
           continue;
         }

@@ -17,15 +17,15 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "mlasim/sim/kernel_traits.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 constexpr double kSplitCostTokens = 84.1;  // get_meta_param's fixed cost per split, in tokens
 constexpr int kMaxAutoSplits = 16;
@@ -104,37 +104,37 @@ int v0_intended_split_count(int bs, int64_t len, int cu) {
 
 enum class SplitRule { meta, v0, v0_intended };
 
+// The knobs, read once; nullopt is "auto": derived from the workload.
 struct Knobs {
-  int num_kv_splits = 0;  // 0 = auto
+  std::optional<int> num_kv_splits;      // auto: the split rule's count
   SplitRule rule = SplitRule::meta;
-  int block = 0;          // 0 = auto
-  int cu_num = 0;         // 0 = the clusters of the request
-  int64_t graph_total_kv = 0;  // 0 = the batch's
+  std::optional<int> block;              // auto: 128 for fp8 on gfx950, else 64
+  std::optional<int> cu_num;             // auto: the clusters of the request
+  std::optional<int64_t> graph_total_kv; // auto: the batch's
 };
 
 class AiterNonpersistentPolicy final : public SplitPolicy {
  public:
-  explicit AiterNonpersistentPolicy(Knobs k) : k_(k) {}
-  std::string name() const override { return "aiter-nonpersistent"; }
+  AiterNonpersistentPolicy(const PolicySpec& spec, Knobs k) : SplitPolicy(spec), k_(k) {}
   KernelKind kernel() const override { return KernelKind::grid; }
 
-  Plan plan(const PlanRequest& r) const override {
+ private:
+  Plan build_plan(const PlanRequest& r) const override {
     const int clusters = detail::usable_clusters(r);
     const DecodeBatch& batch = r.batch;
     check_batch(batch);
     const int B = batch.size();
     const int heads = batch.q_heads;
     const bool fp8 = batch.q_dtype == DType::fp8;
-    const Arch arch = parse_arch(r.gpu.arch);
     const int sub_q = heads == 128 || fp8 ? 128 : 16;  // q rows per workgroup (1.3 K1-K2)
-    const int K = k_.block > 0 ? k_.block : (fp8 && arch == Arch::gfx950 ? 128 : 64);
-    const int cu = k_.cu_num > 0 ? k_.cu_num : clusters;
+    const int K = k_.block ? *k_.block : (fp8 && r.arch == Arch::gfx950 ? 128 : 64);
+    const int cu = k_.cu_num ? *k_.cu_num : clusters;
 
     std::vector<int> splits(static_cast<size_t>(B));
-    if (k_.num_kv_splits > 0) {
-      std::fill(splits.begin(), splits.end(), k_.num_kv_splits);
+    if (k_.num_kv_splits) {
+      std::fill(splits.begin(), splits.end(), *k_.num_kv_splits);
     } else if (k_.rule == SplitRule::meta) {
-      const int64_t total_kv = k_.graph_total_kv > 0 ? k_.graph_total_kv : batch.total_kv_tokens();
+      const int64_t total_kv = k_.graph_total_kv ? *k_.graph_total_kv : batch.total_kv_tokens();
       std::fill(splits.begin(), splits.end(),
                 meta_split_count(B, total_kv, heads, batch.max_qo_len(), batch.q_dtype, cu));
     } else {
@@ -168,7 +168,6 @@ class AiterNonpersistentPolicy final : public SplitPolicy {
         for (int x = 0; x < a.tiles_per_batch(b); ++x) a.add_workgroup(a.tile_of(b, x), starts[b][s], starts[b][s + 1]);
       }
     Plan plan = a.finish(KernelKind::grid, 0);
-    plan.policy = name();
     plan.derived.num_splits = s_max;
     plan.model.sum_blocks = sum_blocks;
     plan.model.payload_blocks = largest;
@@ -177,7 +176,6 @@ class AiterNonpersistentPolicy final : public SplitPolicy {
     return plan;
   }
 
- private:
   void check_batch(const DecodeBatch& batch) const {
     if (batch.q_heads != 16 && batch.q_heads != 128)
       throw InputError("heads", "aiter-nonpersistent models the 16- and 128-head stage-1 kernels, got " +
@@ -194,26 +192,22 @@ class AiterNonpersistentPolicy final : public SplitPolicy {
   Knobs k_;
 };
 
-int auto_or_int(const std::map<std::string, std::string>& k, const std::string& key) {
-  return k.at(key) == "auto" ? 0 : static_cast<int>(knob_int(k, key));
-}
-
 }  // namespace
 
-std::unique_ptr<SplitPolicy> make_aiter_nonpersistent(const std::map<std::string, std::string>& k) {
+std::unique_ptr<SplitPolicy> make_aiter_nonpersistent(const KnobValues& k) {
   Knobs knobs;
-  knobs.num_kv_splits = auto_or_int(k, "num_kv_splits");
-  const std::string& rule = k.at("split_rule");
+  knobs.num_kv_splits = k.integer_or_derived<int>("num_kv_splits");
+  const std::string& rule = k.word("split_rule");
   knobs.rule = rule == "v0" ? SplitRule::v0 : rule == "v0-intended" ? SplitRule::v0_intended : SplitRule::meta;
-  if (knobs.num_kv_splits > 0 && knobs.rule != SplitRule::meta)
+  if (knobs.num_kv_splits && knobs.rule != SplitRule::meta)
     throw InputError("split_rule", "chooses the split count only with num_kv_splits=auto; got split_rule=" + rule +
-                                       " with num_kv_splits=" + k.at("num_kv_splits"));
-  knobs.block = auto_or_int(k, "block");
-  knobs.cu_num = auto_or_int(k, "cu_num");
-  knobs.graph_total_kv = k.at("graph_total_kv") == "auto" ? 0 : knob_int(k, "graph_total_kv");
-  if (knobs.graph_total_kv > 0 && (knobs.num_kv_splits > 0 || knobs.rule != SplitRule::meta))
+                                       " with num_kv_splits=" + std::to_string(*knobs.num_kv_splits));
+  knobs.block = k.integer_or_derived<int>("block");
+  knobs.cu_num = k.integer_or_derived<int>("cu_num");
+  knobs.graph_total_kv = k.integer_or_derived("graph_total_kv");
+  if (knobs.graph_total_kv && (knobs.num_kv_splits || knobs.rule != SplitRule::meta))
     throw InputError("graph_total_kv", "freezes get_meta_param's input; it needs num_kv_splits=auto and split_rule=meta");
-  return std::make_unique<AiterNonpersistentPolicy>(knobs);
+  return std::make_unique<AiterNonpersistentPolicy>(k.spec(), knobs);
 }
 
 }  // namespace mlasim::sim

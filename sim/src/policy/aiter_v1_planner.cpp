@@ -9,11 +9,10 @@
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 
 namespace mlasim::sim {
 namespace {
-
-constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 std::string list(const std::vector<int>& v) {
   std::string s;
@@ -22,7 +21,7 @@ std::string list(const std::vector<int>& v) {
 }
 
 KernelTraitsQuery traits_query(const AiterV1Args& a) {
-  return KernelTraitsQuery{parse_arch(a.arch), a.q_dtype, a.kv_dtype, a.num_heads_per_head_k, a.num_heads_k,
+  return KernelTraitsQuery{a.arch, a.q_dtype, a.kv_dtype, a.num_heads_per_head_k, a.num_heads_k,
                            a.max_seqlen_qo, a.experimental};
 }
 
@@ -120,7 +119,7 @@ void AiterV1Args::validate() const {
   if (!t.supported) {
     const auto ok = supported_head_counts(traits_query(*this));
     throw InputError("heads", std::to_string(num_heads_per_head_k * num_heads_k) + " q heads are not supported on " +
-                                  arch + " with " + std::string(dtype_name(q_dtype)) + "/" +
+                                  arch_name(arch) + " with " + std::string(dtype_name(q_dtype)) + "/" +
                                   std::string(dtype_name(kv_dtype)) + " and qlen " + std::to_string(max_seqlen_qo) +
                                   "; supported: " + list(ok));
   }
@@ -133,7 +132,7 @@ void AiterV1Args::validate() const {
 }
 
 BufferSizes aiter_v1_buffer_sizes(const AiterV1Args& a) {
-  const Arch arch = parse_arch(a.arch);
+  const Arch arch = a.arch;
   const int heads = a.num_heads_per_head_k * a.num_heads_k;
   const bool fp8 = a.q_dtype == DType::fp8 && a.kv_dtype == DType::fp8;
   const int occ = (a.experimental && arch == Arch::gfx950 && fp8 && heads * a.max_seqlen_qo == 64) ? 2 : 1;

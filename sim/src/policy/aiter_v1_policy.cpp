@@ -1,25 +1,28 @@
 // The aiter-v1 and aiter-v1-adaptive policies: the v1.2 planner fed as a serving engine feeds it.
 #include <algorithm>
+#include <optional>
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/aiter_v1_planner.h"
+#include "mlasim/sim/int_math.h"
 #include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim {
 
 int vllm_max_split_per_batch(int heads, int num_cu, int batch) {
   if (heads < 128) return -1;
-  return std::max(1, std::min((num_cu + batch - 1) / batch, 32));
+  return std::max(1, std::min(static_cast<int>(cdiv(num_cu, batch)), 32));
 }
 
-AiterV1Args make_aiter_v1_args(const DecodeBatch& batch, const Gpu& gpu, int clusters) {
+AiterV1Args make_aiter_v1_args(const PlanRequest& r) {
+  const DecodeBatch& batch = r.batch;
   batch.validate();
-  if (clusters < 0 || clusters > gpu.num_cu)
-    throw InputError("clusters", "must be 1.." + std::to_string(gpu.num_cu) + " (the GPU's CUs), got " +
-                                     std::to_string(clusters));
+  if (r.clusters < 0 || r.clusters > r.gpu.num_cu)
+    throw InputError("clusters", "must be 1.." + std::to_string(r.gpu.num_cu) + " (the GPU's CUs), got " +
+                                     std::to_string(r.clusters));
   AiterV1Args a;
-  a.arch = gpu.arch;
-  a.num_cu = clusters > 0 ? clusters : gpu.num_cu;
+  a.arch = r.arch;
+  a.num_cu = r.clusters > 0 ? r.clusters : r.gpu.num_cu;
   a.q_dtype = batch.q_dtype;
   a.kv_dtype = batch.kv_dtype;
   a.num_heads_per_head_k = batch.q_heads;
@@ -44,49 +47,53 @@ AiterV1Args make_aiter_v1_args(const DecodeBatch& batch, const Gpu& gpu, int clu
 
 namespace {
 
-class AiterV1Policy final : public SplitPolicy {
- public:
-  AiterV1Policy(std::string name, int msb, bool experimental, SplitBudget budget, float coef)
-      : name_(std::move(name)), msb_(msb), experimental_(experimental), budget_(budget), coef_(coef) {}
-
-  std::string name() const override { return name_; }
-  KernelKind kernel() const override { return KernelKind::persistent; }
-
-  Plan plan(const PlanRequest& r) const override {
-    AiterV1Args a = make_aiter_v1_args(r.batch, r.gpu, r.clusters);
-    a.max_split_per_batch = msb_ != 0 ? msb_ : vllm_max_split_per_batch(r.batch.q_heads, a.num_cu, r.batch.size());
-    a.experimental = experimental_;
-    a.budget = budget_;
-    a.split_coef = coef_;
-    Plan p = plan_aiter_v1(a);
-    p.policy = name_;
-    return p;
-  }
-
- private:
-  std::string name_;
-  int msb_;  // 0 = vLLM's rule
-  bool experimental_;
-  SplitBudget budget_;
-  float coef_;
+// The knobs of aiter-v1 and aiter-v1-adaptive, read once.
+struct AiterV1Knobs {
+  std::optional<int> max_split_per_batch;  // nullopt: vLLM's rule for the request's heads, CUs and batch
+  bool experimental = false;
+  SplitBudget budget = SplitBudget::flat;
+  float coef = 1.2f;
 };
 
-int parse_msb(const std::map<std::string, std::string>& k) {
-  const auto& v = k.at("max_split_per_batch");
-  return v == "vllm" ? 0 : static_cast<int>(knob_int(k, "max_split_per_batch"));
+class AiterV1Policy final : public SplitPolicy {
+ public:
+  AiterV1Policy(const PolicySpec& spec, AiterV1Knobs knobs) : SplitPolicy(spec), k_(knobs) {}
+
+  KernelKind kernel() const override { return KernelKind::persistent; }
+
+ private:
+  Plan build_plan(const PlanRequest& r) const override {
+    AiterV1Args a = make_aiter_v1_args(r);
+    const int heads = r.batch.q_heads, batch = r.batch.size();
+    a.max_split_per_batch =
+        k_.max_split_per_batch ? *k_.max_split_per_batch : vllm_max_split_per_batch(heads, a.num_cu, batch);
+    a.experimental = k_.experimental;
+    a.budget = k_.budget;
+    a.split_coef = k_.coef;
+    return plan_aiter_v1(a);
+  }
+
+  AiterV1Knobs k_;
+};
+
+AiterV1Knobs common_knobs(const KnobValues& k) {
+  AiterV1Knobs knobs;
+  knobs.max_split_per_batch = k.integer_or_derived<int>("max_split_per_batch");
+  knobs.experimental = k.integer("experimental") != 0;
+  return knobs;
 }
 
 }  // namespace
 
-std::unique_ptr<SplitPolicy> make_aiter_v1(const std::map<std::string, std::string>& k) {
-  return std::make_unique<AiterV1Policy>("aiter-v1", parse_msb(k), knob_int(k, "experimental") != 0,
-                                         SplitBudget::flat, 1.2f);
+std::unique_ptr<SplitPolicy> make_aiter_v1(const KnobValues& k) {
+  return std::make_unique<AiterV1Policy>(k.spec(), common_knobs(k));
 }
 
-std::unique_ptr<SplitPolicy> make_aiter_v1_adaptive(const std::map<std::string, std::string>& k) {
-  const SplitBudget rule = k.at("rule") == "width" ? SplitBudget::machine_width : SplitBudget::adaptive_sqrt;
-  return std::make_unique<AiterV1Policy>("aiter-v1-adaptive", parse_msb(k), knob_int(k, "experimental") != 0, rule,
-                                         static_cast<float>(knob_real(k, "coef")));
+std::unique_ptr<SplitPolicy> make_aiter_v1_adaptive(const KnobValues& k) {
+  AiterV1Knobs knobs = common_knobs(k);
+  knobs.budget = k.word("rule") == "width" ? SplitBudget::machine_width : SplitBudget::adaptive_sqrt;
+  knobs.coef = static_cast<float>(k.real("coef"));
+  return std::make_unique<AiterV1Policy>(k.spec(), knobs);
 }
 
 }  // namespace mlasim::sim

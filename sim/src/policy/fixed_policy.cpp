@@ -6,26 +6,30 @@
 // as Triton's two-stage decode does (Triton also runs it over one-split requests; the plan marks those final).
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
 
-using detail::cdiv;
-
 class FixedPolicy final : public SplitPolicy {
  public:
-  FixedPolicy(int splits, int granule, int heads_per_wg) : splits_(splits), granule_(granule), heads_per_wg_(heads_per_wg) {}
-  std::string name() const override { return "fixed"; }
+  explicit FixedPolicy(const KnobValues& k)
+      : SplitPolicy(k.spec()),
+        splits_(k.integer<int>("splits")),
+        granule_(k.integer<int>("granule")),
+        heads_per_wg_(k.integer_or_derived<int>("heads_per_wg")) {}
   KernelKind kernel() const override { return KernelKind::grid; }
 
-  Plan plan(const PlanRequest& r) const override {
+ private:
+  Plan build_plan(const PlanRequest& r) const override {
     detail::usable_clusters(r);
     const DecodeBatch& batch = r.batch;
     const int heads = batch.q_heads;
-    const int per_wg = heads_per_wg_ > 0 ? heads_per_wg_ : heads;
+    const int per_wg = heads_per_wg_.value_or(heads);
     if (per_wg > heads || heads % per_wg != 0)
       throw InputError("heads_per_wg", "must divide the " + std::to_string(heads) + " q heads, got " +
                                            std::to_string(per_wg));
@@ -49,7 +53,6 @@ class FixedPolicy final : public SplitPolicy {
           if (begin < L) a.add_workgroup(a.tile_of(b * R + g, 0), begin, std::min(L, begin + split_len[b]));
         }
     Plan plan = a.finish(KernelKind::grid, 0);
-    plan.policy = name();
     plan.derived.num_splits = splits_;
     plan.model.sum_blocks = sum_granules;
     plan.model.payload_blocks = largest;
@@ -57,18 +60,13 @@ class FixedPolicy final : public SplitPolicy {
     return plan;
   }
 
- private:
   int splits_;
   int granule_;
-  int heads_per_wg_;  // 0 = all heads in one workgroup
+  std::optional<int> heads_per_wg_;  // nullopt: all heads in one workgroup
 };
 
 }  // namespace
 
-std::unique_ptr<SplitPolicy> make_fixed(const std::map<std::string, std::string>& k) {
-  const int per_wg = k.at("heads_per_wg") == "all" ? 0 : static_cast<int>(knob_int(k, "heads_per_wg"));
-  return std::make_unique<FixedPolicy>(static_cast<int>(knob_int(k, "splits")), static_cast<int>(knob_int(k, "granule")),
-                                       per_wg);
-}
+std::unique_ptr<SplitPolicy> make_fixed(const KnobValues& k) { return std::make_unique<FixedPolicy>(k); }
 
 }  // namespace mlasim::sim

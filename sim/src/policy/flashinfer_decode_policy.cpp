@@ -10,23 +10,23 @@
 #include <memory>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 constexpr int kHeadsPerCta = 16;
 constexpr int kMinChunkTokens = 128;
 
 class FlashInferDecodePolicy final : public SplitPolicy {
  public:
-  explicit FlashInferDecodePolicy(int occupancy) : occupancy_(occupancy) {}
-  std::string name() const override { return "flashinfer-decode"; }
+  explicit FlashInferDecodePolicy(const KnobValues& k)
+      : SplitPolicy(k.spec()), occupancy_(k.integer<int>("occupancy")) {}
   KernelKind kernel() const override { return KernelKind::grid; }
 
-  Plan plan(const PlanRequest& r) const override {
+ private:
+  Plan build_plan(const PlanRequest& r) const override {
     const int sms = detail::usable_clusters(r);
     const DecodeBatch& batch = r.batch;
     if (batch.max_qo_len() != 1)
@@ -68,7 +68,6 @@ class FlashInferDecodePolicy final : public SplitPolicy {
           a.add_workgroup(a.tile_of(b * gdy + g, 0), start, std::min(pages, start + chunk));
       }
     Plan plan = a.finish(KernelKind::grid, 0);
-    plan.policy = name();
     plan.derived.num_splits = max_chunks;
     plan.model.sum_blocks = chunks_for(chunk);
     plan.model.payload_blocks = chunk;
@@ -76,14 +75,13 @@ class FlashInferDecodePolicy final : public SplitPolicy {
     return plan;
   }
 
- private:
   int occupancy_;
 };
 
 }  // namespace
 
-std::unique_ptr<SplitPolicy> make_flashinfer_decode(const std::map<std::string, std::string>& k) {
-  return std::make_unique<FlashInferDecodePolicy>(static_cast<int>(knob_int(k, "occupancy")));
+std::unique_ptr<SplitPolicy> make_flashinfer_decode(const KnobValues& k) {
+  return std::make_unique<FlashInferDecodePolicy>(k);
 }
 
 }  // namespace mlasim::sim

@@ -12,12 +12,11 @@
 #include <utility>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 constexpr int kCtaRows = 64;
 
@@ -38,10 +37,11 @@ int64_t causal_kv_end(int64_t qlen, int64_t kv, int tile, int tiles, int tile_ro
 
 class FlashInferMlaPolicy final : public SplitPolicy {
  public:
-  std::string name() const override { return "flashinfer-mla"; }
+  explicit FlashInferMlaPolicy(const KnobValues& k) : SplitPolicy(k.spec()) {}
   KernelKind kernel() const override { return KernelKind::persistent; }
 
-  Plan plan(const PlanRequest& r) const override {
+ private:
+  Plan build_plan(const PlanRequest& r) const override {
     const int sms = detail::usable_clusters(r);
     const DecodeBatch& batch = r.batch;
     if (batch.page_size != 1)
@@ -91,7 +91,6 @@ class FlashInferMlaPolicy final : public SplitPolicy {
       }
     }
     Plan plan = a.finish(KernelKind::persistent, num_clusters * cluster_size);
-    plan.policy = name();
     plan.derived.num_splits = num_clusters;
     plan.model.sum_blocks = total;
     plan.model.payload_blocks = limit;
@@ -103,8 +102,8 @@ class FlashInferMlaPolicy final : public SplitPolicy {
 
 }  // namespace
 
-std::unique_ptr<SplitPolicy> make_flashinfer_mla(const std::map<std::string, std::string>&) {
-  return std::make_unique<FlashInferMlaPolicy>();
+std::unique_ptr<SplitPolicy> make_flashinfer_mla(const KnobValues& k) {
+  return std::make_unique<FlashInferMlaPolicy>(k);
 }
 
 }  // namespace mlasim::sim

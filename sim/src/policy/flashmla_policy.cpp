@@ -9,15 +9,15 @@
 // Units in the plan's model: sum_blocks and payload_blocks count 64-token blocks.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/int_math.h"
 #include "plan_assembly.h"
 
 namespace mlasim::sim {
 namespace {
-
-using detail::cdiv;
 
 constexpr int kBlockTokens = 64;     // block_size_n: KV tokens per block
 constexpr int kRowsPerBlock = 64;    // block_size_m: packed q rows per CTA
@@ -30,11 +30,12 @@ struct Piece {
 
 class FlashMlaPolicy final : public SplitPolicy {
  public:
-  FlashMlaPolicy(int parts, bool newest) : parts_(parts), newest_(newest) {}
-  std::string name() const override { return "flashmla"; }
+  explicit FlashMlaPolicy(const KnobValues& k)
+      : SplitPolicy(k.spec()), parts_(k.integer_or_derived<int>("parts")), newest_(k.word("scheduler") == "2026") {}
   KernelKind kernel() const override { return KernelKind::persistent; }
 
-  Plan plan(const PlanRequest& r) const override {
+ private:
+  Plan build_plan(const PlanRequest& r) const override {
     const int sms = detail::usable_clusters(r);
     const DecodeBatch& batch = r.batch;
     const int B = batch.size();
@@ -48,18 +49,20 @@ class FlashMlaPolicy final : public SplitPolicy {
                                     std::to_string(B) + " (scheduler=2026 has no limit)");
     const detail::TileShape shape = detail::packed_row_blocks(batch, kRowsPerBlock, name());
     const int m_blocks = static_cast<int>(cdiv(int64_t{s_q} * batch.q_heads, kRowsPerBlock));
-    int parts = parts_;
-    if (parts == 0) {
+    int parts = 0;
+    if (parts_) {
+      parts = *parts_;
+      if (int64_t{parts} * m_blocks > sms)
+        throw InputError("parts", "must be 1.." + std::to_string(sms / m_blocks) + " (" + std::to_string(sms) +
+                                      " clusters / " + std::to_string(m_blocks) + " q blocks), got " +
+                                      std::to_string(parts));
+    } else {
       parts = sms / m_blocks;  // num_sm_parts = SMs / h_k / q blocks, with h_k = 1
       if (newest_) parts = std::max(parts, 1);
       if (parts == 0)
         throw InputError("clusters", "flashmla needs at least " + std::to_string(m_blocks) + " SMs for " +
                                          std::to_string(m_blocks) + " q blocks (num_sm_parts would be 0), got " +
                                          std::to_string(sms));
-    } else if (int64_t{parts} * m_blocks > sms) {
-      throw InputError("parts", "must be 1.." + std::to_string(sms / m_blocks) + " (" + std::to_string(sms) +
-                                    " clusters / " + std::to_string(m_blocks) + " q blocks), got " +
-                                    std::to_string(parts));
     }
 
     // F3: blocks per request, the total and the payload per part.
@@ -105,7 +108,6 @@ class FlashMlaPolicy final : public SplitPolicy {
           a.add(p * m_blocks + m, a.tile_of_block(piece.request, m), piece.begin_block * pages_per_block, end);
         }
     Plan plan = a.finish(KernelKind::persistent, parts * m_blocks);
-    plan.policy = name();
     plan.derived.num_splits = parts;
     plan.derived.fixed_over_head_num_blocks = kOverheadBlocks;
     plan.model.sum_blocks = total;
@@ -115,16 +117,12 @@ class FlashMlaPolicy final : public SplitPolicy {
     return plan;
   }
 
- private:
-  int parts_;  // 0 = num_sm_parts from the SM count
+  std::optional<int> parts_;  // nullopt: num_sm_parts from the SM count
   bool newest_;
 };
 
 }  // namespace
 
-std::unique_ptr<SplitPolicy> make_flashmla(const std::map<std::string, std::string>& k) {
-  const int parts = k.at("parts") == "auto" ? 0 : static_cast<int>(knob_int(k, "parts"));
-  return std::make_unique<FlashMlaPolicy>(parts, k.at("scheduler") == "2026");
-}
+std::unique_ptr<SplitPolicy> make_flashmla(const KnobValues& k) { return std::make_unique<FlashMlaPolicy>(k); }
 
 }  // namespace mlasim::sim

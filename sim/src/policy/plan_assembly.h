@@ -13,12 +13,11 @@
 #include <vector>
 
 #include "mlasim/model/decode_batch.h"
+#include "mlasim/sim/int_math.h"
 #include "mlasim/sim/plan.h"
 #include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim::detail {
-
-constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Validates the batch and returns the clusters (CUs/SMs) the plan may use: PlanRequest::clusters, or the GPU.
 int usable_clusters(const PlanRequest& request);
@@ -65,10 +64,10 @@ class PlanAssembler {
   // A grid plan: the next workgroup in launch order runs tile `t` over pages [begin, end).
   void add_workgroup(int t, int64_t begin, int64_t end) { add(next_workgroup_++, t, begin, end); }
 
-  // Builds the Plan. `num_clusters` is the persistent kernel's cluster count; grid plans use one cluster per
-  // workgroup. A tile of one work writes the output (partial -1); the works of a split tile write partials that
-  // one reduce tile lists in KV order. Fills works, reduce maps, buffer sizes and the derived values the layout
-  // fixes; the policy sets derived.num_splits and the model values afterwards.
+  // Builds the Plan. `num_clusters` is the persistent kernel's cluster count (its work lists); grid plans get
+  // one work list per workgroup. A tile of one work writes the output (partial -1); the works of a split tile
+  // write partials that one reduce tile lists in KV order. Fills works, reduce maps, buffer sizes and the derived
+  // values the layout fixes; the policy sets derived.num_splits and the model values afterwards.
   Plan finish(KernelKind kernel, int num_clusters) const;
 
  private:

@@ -19,7 +19,7 @@ enum class SplitBudget {
 };
 
 struct AiterV1Args {
-  std::string arch = "gfx950";
+  Arch arch = Arch::gfx950;  // the device AITER runs on (parse_arch of its arch name)
   int num_cu = 256;
   DType q_dtype = DType::fp8;
   DType kv_dtype = DType::fp8;
@@ -54,15 +54,14 @@ Plan plan_aiter_v1(const AiterV1Args& args);
 
 }  // namespace mlasim::sim
 
-#include "mlasim/model/decode_batch.h"
-#include "mlasim/model/gpu.h"
+#include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim {
 
-// The arguments a serving engine passes for `batch` on `gpu` (vLLM's: page_size and kv_granularity from the
-// batch, uniform qlen when the lengths agree, num_heads_k = 1), with `clusters` CUs (0 = all of them).
-// max_split_per_batch is left at -1; callers set it.
-AiterV1Args make_aiter_v1_args(const DecodeBatch& batch, const Gpu& gpu, int clusters);
+// The arguments a serving engine passes for the request's batch on its GPU (vLLM's: page_size and
+// kv_granularity from the batch, uniform qlen when the lengths agree, num_heads_k = 1), with the request's
+// clusters as CUs (0 = all of them). max_split_per_batch is left at -1; callers set it.
+AiterV1Args make_aiter_v1_args(const PlanRequest& request);
 
 // vLLM's max_split_per_batch: -1 below 128 heads, else max(1, min(cdiv(CUs, batch), 32)).
 int vllm_max_split_per_batch(int heads, int num_cu, int batch);

@@ -10,7 +10,11 @@ namespace mlasim::sim {
 
 enum class Arch { gfx942, gfx950, other };
 
-Arch parse_arch(const std::string& arch);  // "gfx942", "gfx950"; anything else (e.g. "sm_90") is `other`
+// A GPU profile's arch string ("gfx942", "gfx950", "gfx950:sramecc+"); anything else (e.g. "sm_90") is `other`.
+// Read once per plan request (PlanRequest::arch) or reference case; the rules take the value.
+Arch parse_arch(const std::string& arch);
+// "gfx942", "gfx950", or "other targets" for messages.
+std::string arch_name(Arch arch);
 
 struct KernelTraitsQuery {
   Arch arch = Arch::gfx950;

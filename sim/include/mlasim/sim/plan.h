@@ -1,10 +1,12 @@
 #pragma once
 // A plan in AITER's persistent-MLA buffer layout: per-cluster work lists and the reduce maps.
 // Every planner policy returns this type, so the simulator, the kernels and the views never care which one ran.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mlasim::sim {
@@ -32,6 +34,8 @@ struct WorkInfo {
 // Which kind of kernel a plan feeds: AITER-style persistent static lists, or a grid the hardware schedules.
 enum class KernelKind { persistent, grid };
 
+inline std::string_view kernel_kind_name(KernelKind k) { return k == KernelKind::grid ? "grid" : "persistent"; }
+
 // Sizes of the six metadata buffers (get_mla_metadata_info_v1).
 struct BufferSizes {
   int work_metadata_ptrs = 2;
@@ -46,7 +50,7 @@ struct BufferSizes {
 struct PlanDerived {
   int num_batches_eff = 0;   // B after head folding
   int num_heads_eff = 0;     // H: q heads per tile row group
-  int num_clusters = 0;      // NC
+  int num_clusters = 0;      // NC: work lists (persistent: one per cluster workgroup; grid: one per workgroup)
   int num_splits = 0;        // NS (the split budget the payload is computed with)
   int qk_batch_ratio = 1;    // R: virtual batches per request
   int fixed_over_head_num_blocks = 0;  // OV
@@ -67,6 +71,10 @@ struct PlanModel {
 struct Plan {
   std::string policy;  // the spec string that made it
   KernelKind kernel = KernelKind::persistent;
+  // CUs (SMs) the kernel may occupy: the request's clusters, or the whole GPU; 0 = not recorded (a plan read
+  // from JSON), i.e. the whole GPU. Not the number of work lists: a grid plan has one per workgroup, and AITER at
+  // occupancy 2 has two per CU. The simulator places grid workgroups on at most this many CUs.
+  int cu_limit = 0;
   PlanDerived derived;
   PlanModel model;
   BufferSizes buffers;
@@ -87,14 +95,19 @@ struct Plan {
 
   int num_works() const { return static_cast<int>(works.size()); }
   int num_partials() const { return static_cast<int>(reduce_partial_map.size()); }
-  int num_clusters() const { return derived.num_clusters; }
+  // Work lists, each walked by one workgroup: work_indptr has num_work_lists() + 1 written entries.
+  int num_work_lists() const { return derived.num_clusters; }
+  // AITER's name for num_work_lists() (derived.num_clusters, NC); kept for callers outside sim/.
+  int num_clusters() const { return num_work_lists(); }
   // Number of reduce tiles that were actually emitted (split or not).
   int num_tiles() const { return num_tiles_; }
   void set_num_tiles(int n) { num_tiles_ = n; }
-  // The original request of a work (undoing head folding).
-  int request_of(const WorkInfo& w) const { return w.batch_idx / derived.qk_batch_ratio; }
-  int head_group_of(const WorkInfo& w) const { return w.batch_idx % derived.qk_batch_ratio; }
-  // Works of cluster c: [work_begin(c), work_end(c)).
+  // The original request of a virtual batch or a work (undoing head folding); a ratio left at 0 by a hand-built
+  // plan counts as 1.
+  int request_of_batch(int virtual_batch) const { return virtual_batch / std::max(derived.qk_batch_ratio, 1); }
+  int request_of(const WorkInfo& w) const { return request_of_batch(w.batch_idx); }
+  int head_group_of(const WorkInfo& w) const { return w.batch_idx % std::max(derived.qk_batch_ratio, 1); }
+  // Works of work list c: [work_begin(c), work_end(c)).
   int work_begin(int c) const { return work_indptr[c]; }
   int work_end(int c) const { return work_indptr[c + 1]; }
   int active_clusters() const;

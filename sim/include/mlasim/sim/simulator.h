@@ -1,8 +1,8 @@
 #pragma once
 // Plays a Plan on a GPU model and returns what happens over time (Timeline) and what it adds up to (Metrics).
 // Persistent plans: one workgroup per cluster walks its list. Grid plans (KernelKind::grid, one work per
-// workgroup in launch order, work_indptr[c] = c): list scheduling onto the GPU's CUs with
-// CostParams::grid_occupancy slots each (a grid plan records no CU limit: derived.num_clusters counts workgroups).
+// workgroup in launch order, work_indptr[c] = c): list scheduling onto Plan::cu_limit CUs (0: the GPU's) with
+// CostParams::grid_occupancy slots each (derived.num_clusters counts workgroups, not CUs).
 // Stage 1 uses a fluid bandwidth model: each cluster streaming at a moment gets min(beta_cu, B_hbm / k).
 // Stage 2 follows AITER's reduce launch rules (reduce_launch.h). The formulas are in docs/model.md.
 #include <memory>

@@ -10,34 +10,40 @@
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/sim/kernel_traits.h"
 #include "mlasim/sim/plan.h"
+#include "mlasim/sim/policy_knobs.h"
 #include "mlasim/sim/policy_spec.h"
 
 namespace mlasim::sim {
-
-// One knob of a policy, declared once: it drives the CLI help, the GUI form and validation.
-struct KnobInfo {
-  enum class Type { integer, real, choice };
-  std::string name;
-  Type type = Type::integer;
-  std::string default_value;        // as text; "" means "derived", explained in `doc`
-  double min = 0, max = 0;          // inclusive range for integer and real knobs
-  std::vector<std::string> choices; // for choice knobs; also extra words an integer knob accepts
-  std::string doc;
-};
 
 struct PlanRequest {
   const DecodeBatch& batch;
   const Gpu& gpu;
   int clusters = 0;  // clusters (CUs/SMs) available; 0 means the whole GPU
+  Arch arch = parse_arch(gpu.arch);  // the GPU's arch string read once; every arch rule takes this value
 };
 
 class SplitPolicy {
  public:
   virtual ~SplitPolicy() = default;
-  virtual std::string name() const = 0;
+  const std::string& name() const { return name_; }
+  // The canonical spec the policy was made from ("aiter-v1:max_split_per_batch=16"); every plan carries it.
+  const std::string& spec() const { return spec_; }
   virtual KernelKind kernel() const = 0;
-  virtual Plan plan(const PlanRequest& request) const = 0;
+
+  // Plans `request`, then stamps the plan with spec() (Plan::policy) and the CUs it may use (Plan::cu_limit).
+  Plan plan(const PlanRequest& request) const;
+
+ protected:
+  explicit SplitPolicy(const PolicySpec& spec) : name_(spec.name), spec_(spec.to_string()) {}
+
+ private:
+  // The policy's own planner: validates the request and builds work lists and reduce maps.
+  virtual Plan build_plan(const PlanRequest& request) const = 0;
+
+  std::string name_;
+  std::string spec_;
 };
 
 struct PolicyInfo {
@@ -45,21 +51,17 @@ struct PolicyInfo {
   std::string doc;
   KernelKind kernel;
   std::vector<KnobInfo> knobs;
-  // Builds the policy from validated knob values (every declared knob present, defaults filled in).
-  std::unique_ptr<SplitPolicy> (*make)(const std::map<std::string, std::string>& knobs);
+  // Builds the policy from its validated knob values (every declared knob present, defaults filled in).
+  std::unique_ptr<SplitPolicy> (*make)(const KnobValues& knobs);
 };
 
 // Every built-in policy, in display order.
 const std::vector<PolicyInfo>& policy_registry();
 const PolicyInfo* find_policy(const std::string& name);
 
-// Validates a spec against its policy's knob table and builds it. Errors name the knob and its allowed values,
+// Validates a spec against its policy's knob table and builds it. Errors name the knob and its domain,
 // e.g. "max_split_per_batch: must be -1, vllm or 1..4096, got 0".
 std::unique_ptr<SplitPolicy> make_policy(const PolicySpec& spec);
 std::unique_ptr<SplitPolicy> make_policy(std::string_view spec_text);
-
-// Helpers for policy implementations: read a validated knob.
-long knob_int(const std::map<std::string, std::string>& knobs, const std::string& key);
-double knob_real(const std::map<std::string, std::string>& knobs, const std::string& key);
 
 }  // namespace mlasim::sim

@@ -58,7 +58,9 @@ struct CampaignPlan {
   std::vector<CampaignConfig> configs;  // in run order
   int left_out_kv = 0;                  // configurations over max_kv_bytes
   int left_out_unplannable = 0;         // configurations the policy cannot plan (e.g. heads it does not support)
-  int left_out_unrunnable = 0;          // plans our kernels have no tile for (heads per tile other than 16, 128)
+  // Plans our kernels cannot run as planned: heads per tile other than 16 and 128, or a grid plan on a cluster
+  // subset (the hardware places a grid's workgroups on every SM).
+  int left_out_unrunnable = 0;
   std::vector<std::string> left_out_reasons;  // one example message per distinct reason
 };
 
