@@ -18,8 +18,8 @@ template <bool kFp8, int kGroups, bool kSplitTokens>
 void launch(const DecodeParams& p, int blocks, hipStream_t stream) {
   using C = DecodeConfig<kFp8, kGroups, kSplitTokens>;
   const void* fn = reinterpret_cast<const void*>(&mla_decode_splitkv_kernel<kFp8, kGroups, kSplitTokens>);
-  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
-  mla_decode_splitkv_kernel<kFp8, kGroups, kSplitTokens><<<blocks, C::kThreads, C::kSmemBytes, stream>>>(p);
+  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, DecodeSmem<C>::kBytes));
+  mla_decode_splitkv_kernel<kFp8, kGroups, kSplitTokens><<<blocks, C::kThreads, DecodeSmem<C>::kBytes, stream>>>(p);
   MLASIM_GPU_CHECK(hipGetLastError());
 }
 

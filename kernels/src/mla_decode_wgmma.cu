@@ -36,11 +36,11 @@ void launch(const DecodeParams& p, bool persistent, int count, hipStream_t strea
   using C = WgmmaDecodeConfig;
   const void* fn = persistent ? reinterpret_cast<const void*>(&mla_decode_wgmma_persistent_kernel<kPair>)
                               : reinterpret_cast<const void*>(&mla_decode_wgmma_grid_kernel<kPair>);
-  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
+  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, WgmmaSmem::kBytes));
   if (persistent)
-    mla_decode_wgmma_persistent_kernel<kPair><<<count * kPair, C::kThreads, C::kSmemBytes, stream>>>(p);
+    mla_decode_wgmma_persistent_kernel<kPair><<<count * kPair, C::kThreads, WgmmaSmem::kBytes, stream>>>(p);
   else
-    mla_decode_wgmma_grid_kernel<kPair><<<count * kPair, C::kThreads, C::kSmemBytes, stream>>>(p);
+    mla_decode_wgmma_grid_kernel<kPair><<<count * kPair, C::kThreads, WgmmaSmem::kBytes, stream>>>(p);
   MLASIM_GPU_CHECK(hipGetLastError());
 }
 

@@ -81,11 +81,11 @@ void launch_mla_decode_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& map
   using C = WgmmaFp8Config;
   const void* fn = persistent ? reinterpret_cast<const void*>(&mla_decode_wgmma_fp8_persistent_kernel)
                               : reinterpret_cast<const void*>(&mla_decode_wgmma_fp8_grid_kernel);
-  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
+  MLASIM_GPU_CHECK(hipFuncSetAttribute(fn, hipFuncAttributeMaxDynamicSharedMemorySize, WgmmaFp8Smem::kBytes));
   if (persistent)
-    mla_decode_wgmma_fp8_persistent_kernel<<<count, C::kThreads, C::kSmemBytes, stream>>>(p, maps);
+    mla_decode_wgmma_fp8_persistent_kernel<<<count, C::kThreads, WgmmaFp8Smem::kBytes, stream>>>(p, maps);
   else
-    mla_decode_wgmma_fp8_grid_kernel<<<count, C::kThreads, C::kSmemBytes, stream>>>(p, maps);
+    mla_decode_wgmma_fp8_grid_kernel<<<count, C::kThreads, WgmmaFp8Smem::kBytes, stream>>>(p, maps);
   MLASIM_GPU_CHECK(hipGetLastError());
 #else
   (void)p, (void)maps, (void)persistent, (void)stream;

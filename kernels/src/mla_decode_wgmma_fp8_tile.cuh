@@ -10,26 +10,29 @@
 // its V bytes from the tile and converts them to fp16 pairs in the register fragment layout (exact, one
 // instruction per pair); the dim order inside each 128-dim block of O^T is permuted so that a lane's four dims
 // are adjacent bytes, and the output puts them back.
-// Shared layouts: the K tile and Q are K-major in the 128-byte swizzle (four columns of 128 dims) plus a tail of
-// the last 64 dims in the 64-byte swizzle, so a stage is exactly the tile's 36 KB; P is fp16, K-major, 128-byte
-// swizzle.
+// Shared layouts (WgmmaFp8Smem): the K tile and Q are K-major in the 128-byte swizzle (four columns of 128 dims)
+// plus a tail of the last 64 dims in the 64-byte swizzle, so a stage is exactly the tile's 36 KB; P is fp16,
+// K-major, 128-byte swizzle.
 // Roles: a producer warpgroup (which hands most of its registers to the others) streams every tile of the
 // workgroup's works (each pass of each work, in order) through four shared stages with asynchronous copies whose
 // completion lands on the stage's "full" mbarrier; two consumer warpgroups take every other tile of a pass, each
 // with its own online softmax and accumulators, free a stage (its "empty" mbarrier) as soon as their last read
 // of it is issued, and merge through shared memory at the end of the pass. The producer runs ahead across passes
-// and works, so the copies never wait for a merge. Why this shape (measured on the H100, docs/kernels.md): the
-// MMAs and conversions alone take 75% of the time the copies do, so they must overlap the copies almost fully;
-// two stages per warpgroup, each refilled only after its tile's whole compute, left the copies idle. The code
-// that runs once per pass (Q staging, the merge) is kept small, in rolled loops: when the L2 has been emptied,
-// a kernel fetches it cold from memory at its start and end, and the unrolled form held the first tile back by
-// several microseconds.
+// and works, so the copies never wait for a merge: the MMAs and conversions alone take most of the copies' time,
+// so the two must overlap almost fully. Code that runs once per pass (stage_q, merge_and_store) stays small, in
+// rolled loops: after an L2 flush a kernel fetches it cold from memory (docs/kernels.md has the measurements).
+// Phases of a consumer pass: stage_q, then per tile qk_scores, softmax_step and pv_accumulate; at the end
+// merge_row_states and merge_and_store.
 #include <cstdint>
 
+#include "accum_fragment.cuh"
 #include "device_primitives.cuh"
-#include "mla_decode_tile.cuh"
 #include "mla_launch.h"
+#include "mla_output.cuh"
 #include "mla_params.h"
+#include "mla_work.cuh"
+#include "online_softmax.cuh"
+#include "smem_swizzle.cuh"
 #include "wgmma_primitives.cuh"
 
 namespace mlasim::kernels {
@@ -49,51 +52,90 @@ struct WgmmaFp8Config {
   // an even count every use of a stage within a pass goes to the same warpgroup, which has waited for the
   // stage's previous use. With an odd count a warpgroup could wait for use u + 1 of a stage whose use u (the
   // other warpgroup's tile) has not landed yet; an mbarrier's parity wait cannot tell u + 1 from u - 1, so it
-  // would pass at once, read a stage still being filled and release it early (3 stages failed at full speed
-  // this way). Four measured 2-3% faster than five (docs/kernels.md).
+  // would pass at once, read a stage still being filled and release it early (docs/kernels.md).
   static constexpr int kStages = 4;
   static_assert(kStages % 2 == 0, "alternating consumers need an even stage count");
-  static constexpr int kTileBytes = kTile * kQkDim;  // a stage: four 128-byte-swizzle columns and a 64-byte tail
-  static constexpr int kColumn = kTile * 128;         // one column of 128 dims of the tile
-  static constexpr int kTailOffset = 4 * kColumn;     // dims 512..575, 64 bytes a row
-  static constexpr int kQColumn = 2 * kRows * 128;    // Q's column: hi rows 0..15, lo rows 16..31
-  static constexpr int kQTailOffset = 4 * kQColumn;
-  static constexpr int kQOffset = 0;
-  static constexpr int kQBytes = kQTailOffset + 2 * kRows * 64;
-  static constexpr int kAtom = kRows * 128;  // P: one 64-element fp16 column of 16 rows in the 128-byte swizzle
-  static constexpr int kPOffset = kQOffset + kQBytes;  // P per consumer warpgroup: 16 rows x 64 tokens fp16
-  static constexpr int kStageOffset = kPOffset + 2 * kAtom;
-  static constexpr int kMergeOffset = kStageOffset + kStages * kTileBytes;  // 16 rows x 128 dims fp32 per round
-  static constexpr int kMergeBytes = kRows * 128 * 4;
-  static constexpr int kMaxOffset = kMergeOffset + kMergeBytes;  // per warpgroup and warp: 16 row maxima
-  static constexpr int kSumOffset = kMaxOffset + 2 * 4 * kRows * 4;  // per warpgroup and warp: 16 row sums
-  static constexpr int kMergeRowOffset = kSumOffset + 2 * 4 * kRows * 4;  // warpgroup 1's maxima and sums
-  static constexpr int kQScaleOffset = kMergeRowOffset + 2 * kRows * 4;   // rows' 1 / s_r
-  static constexpr int kSlotOffset = kQScaleOffset + kRows * 4;           // producer: two tables of 64 row slots
-  static constexpr int kBarrierOffset = kSlotOffset + 2 * kTile * 4;     // full[kStages], empty[kStages]
-  static constexpr int kSmemBytes = kBarrierOffset + 2 * kStages * 8;
-  // Named barriers (0 is __syncthreads): one per consumer warpgroup, one for both, one for the producer.
+  // Named barriers (0 is __syncthreads): one per consumer warpgroup (1 + warpgroup), one for both, one for the
+  // producer.
   static constexpr int kConsumersBarrier = 3, kProducerBarrier = 4;
-  static_assert(kPOffset % 1024 == 0 && kStageOffset % 1024 == 0 && kTileBytes % 1024 == 0,
-                "swizzled operands need 1 KB alignment");
 };
 
-// Byte offset of element k of row n in a 16-row fp16 operand stored K-major in the 128-byte swizzle (P).
+// Shared memory of the fp8 Hopper kernel, and where each part starts.
+struct WgmmaFp8Smem {
+  using C = WgmmaFp8Config;
+  // Q: hi rows 0..15 and lo rows 16..31 in the fp8 operand layout (fp8_operand_offset<32>).
+  static constexpr int kQOffset = 0;
+  static constexpr int kQColumnBytes = 2 * C::kRows * 128;  // one 128-dim column of the 32 rows
+  static constexpr int kQTailOffset = kQOffset + 4 * kQColumnBytes;
+  static constexpr int kQBytes = 4 * kQColumnBytes + 2 * C::kRows * 64;
+  // P per consumer warpgroup: 16 rows x 64 tokens fp16, one 128-byte swizzled column.
+  static constexpr int kPOffset = kQOffset + kQBytes;
+  static constexpr int kPBytes = C::kRows * 128;
+  // KV stages: a tile of 64 tokens in the fp8 operand layout (fp8_operand_offset<64>), exactly 64 x 576 bytes.
+  static constexpr int kStageOffset = kPOffset + 2 * kPBytes;
+  static constexpr int kStageColumnBytes = C::kTile * 128;  // one 128-dim column of the tile
+  static constexpr int kStageTailOffset = 4 * kStageColumnBytes;  // dims 512..575, 64 bytes a row
+  static constexpr int kStageBytes = C::kTile * kQkDim;
+  // The end-of-pass merge: warpgroup 1's accumulators of 128 dims per round (16 rows x 128 fp32).
+  static constexpr int kMergeOffset = kStageOffset + C::kStages * kStageBytes;
+  static constexpr int kMergeBytes = C::kRows * 128 * 4;
+  // Per consumer warpgroup and warp: each warp's maxima of the 16 rows, then likewise its sums.
+  static constexpr int kMaxOffset = kMergeOffset + kMergeBytes;
+  static constexpr int kMaxBytes = 2 * 4 * C::kRows * 4;
+  static constexpr int kSumOffset = kMaxOffset + kMaxBytes;
+  static constexpr int kSumBytes = 2 * 4 * C::kRows * 4;
+  // Warpgroup 1's row maxima and sums for the merge.
+  static constexpr int kMergeRowOffset = kSumOffset + kSumBytes;
+  static constexpr int kMergeRowBytes = 2 * C::kRows * 4;
+  static constexpr int kQScaleOffset = kMergeRowOffset + kMergeRowBytes;  // rows' 1 / s_r
+  static constexpr int kQScaleBytes = C::kRows * 4;
+  // The producer's two tables of the 64 row slots of the tile it issues.
+  static constexpr int kSlotOffset = kQScaleOffset + kQScaleBytes;
+  static constexpr int kSlotBytes = 2 * C::kTile * 4;
+  static constexpr int kBarrierOffset = kSlotOffset + kSlotBytes;  // full[kStages], then empty[kStages]
+  static constexpr int kBytes = kBarrierOffset + 2 * C::kStages * 8;
+  static_assert(kPOffset % 1024 == 0 && kStageOffset % 1024 == 0 && kStageBytes % 1024 == 0,
+                "swizzled operands need 1 KB alignment");
+
+  unsigned char* base;
+  __device__ __forceinline__ unsigned char* q() const { return base + kQOffset; }
+  __device__ __forceinline__ unsigned char* p(int grp) const { return base + kPOffset + grp * kPBytes; }
+  __device__ __forceinline__ unsigned char* stage(int s) const { return base + kStageOffset + s * kStageBytes; }
+  __device__ __forceinline__ float* merge_values() const { return reinterpret_cast<float*>(base + kMergeOffset); }
+  __device__ __forceinline__ float* warp_max(int grp) const {
+    return reinterpret_cast<float*>(base + kMaxOffset) + grp * 4 * C::kRows;
+  }
+  __device__ __forceinline__ float* warp_sum(int grp) const {
+    return reinterpret_cast<float*>(base + kSumOffset) + grp * 4 * C::kRows;
+  }
+  __device__ __forceinline__ float* merge_max() const { return reinterpret_cast<float*>(base + kMergeRowOffset); }
+  __device__ __forceinline__ float* merge_sum() const { return merge_max() + C::kRows; }
+  __device__ __forceinline__ float* q_inv_scale() const { return reinterpret_cast<float*>(base + kQScaleOffset); }
+  __device__ __forceinline__ int* slot_table(uint32_t q) const {
+    return reinterpret_cast<int*>(base + kSlotOffset) + (q & 1) * C::kTile;
+  }
+  __device__ __forceinline__ uint64_t* full() const { return reinterpret_cast<uint64_t*>(base + kBarrierOffset); }
+  __device__ __forceinline__ uint64_t* empty() const { return full() + C::kStages; }
+};
+
+// Byte offset of element k of row n of P (16 rows, fp16, K-major, 128-byte swizzle).
 __device__ __forceinline__ int swizzled16_offset(int n, int k) {
-  const int e = k & 63;
-  return (k >> 6) * WgmmaFp8Config::kAtom + n * 128 + ((((e >> 3) ^ (n & 7))) << 4) + (e & 7) * 2;
+  return swizzle128_half_offset<WgmmaFp8Smem::kPBytes>(n, k);
 }
 
-// Byte offset of byte b (dim b) of row r in an fp8 K-major operand of `rows` rows: dims 0..511 in four columns
-// of the 128-byte swizzle, dims 512..575 in a tail of the 64-byte swizzle.
-template <int kRowsOfOperand>
-__device__ __forceinline__ int fp8_operand_offset(int r, int b) {
-  if (b < 512) {
-    const int j = (b >> 4) & 7;
-    return (b >> 7) * (kRowsOfOperand * 128) + r * 128 + ((j ^ (r & 7)) << 4) + (b & 15);
-  }
-  const int j = (b - 512) >> 4;
-  return 4 * kRowsOfOperand * 128 + r * 64 + ((j ^ ((r >> 1) & 3)) << 4) + (b & 15);
+// Accumulators of a consumer thread. The lane's four packed rows of the pass are the accumulators' columns:
+// row r (0..3) is column fp8_lane_row(r, t), held in registers index(r / 2, h, r % 2) of each fragment.
+//   S^T: rows = the tile's tokens, 16 warp + g + 8h;
+//   O^T: eight fragments, one per 64-dim block b; rows = value dims fp8_out_dim(b, h, warp, g).
+using Fp8ScoreAccum = AccumFragment<8>;   // hi + lo / 16 of the two QK^T chains
+using Fp8QkAccum = AccumFragment<16>;     // one chain: columns 0..15 the hi rows, 16..31 the lo rows
+using Fp8OutAccum = AccumFragment<8>;
+
+__device__ __forceinline__ int fp8_lane_row(int r, int t) { return 8 * (r >> 1) + 2 * t + (r & 1); }
+__device__ __forceinline__ constexpr int fp8_lane_reg(int r, int h) { return Fp8OutAccum::index(r >> 1, h, r & 1); }
+// Value dim of O^T block b, row half h: the permuted order in which a lane's four dims are adjacent V bytes.
+__device__ __forceinline__ int fp8_out_dim(int b, int h, int warp, int g) {
+  return 128 * (b >> 1) + 32 * warp + 4 * g + 2 * (b & 1) + h;
 }
 
 #if defined(MLASIM_WGMMA)
@@ -147,17 +189,16 @@ struct Fp8TileCursor {
 // reads whole aligned 128-byte lines where pages allow). Either way the stage's "full" mbarrier completes when
 // the bytes have landed. Threads 0..63 load the page-table entry of their row kAhead tiles ahead into a register
 // ring (loaded right before use, its latency under full memory load would stall every tile) and publish it in a
-// shared table for the tile being issued. Measured on the H100 (docs/kernels.md): tensor copies streamed the
-// long works of batch 64 x 16384 at 2.34 TB/s where the 16-byte copies reached 1.86.
+// shared table for the tile being issued.
 __device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& maps, int first, int last,
-                                  unsigned char* smem) {
+                                  unsigned char* smem_base) {
   using C = WgmmaFp8Config;
+  using S = WgmmaFp8Smem;
   constexpr int kAhead = 3, kChunksPerRow = kQkDim / 16;
   const int u = static_cast<int>(threadIdx.x) - C::kConsumers;
-  unsigned char* stages = smem + C::kStageOffset;
-  int* tables = reinterpret_cast<int*>(smem + C::kSlotOffset);
-  auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
-  uint64_t* empty = full + C::kStages;
+  const WgmmaFp8Smem smem{smem_base};
+  uint64_t* full = smem.full();
+  uint64_t* empty = smem.empty();
   Fp8TileCursor ahead(p, first, last);
   int slot[kAhead];
   bool valid[kAhead], whole[kAhead];
@@ -176,22 +217,22 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& ma
       if (!valid[d]) return;
       const int s = static_cast<int>(q % C::kStages);
       const uint32_t use = q / C::kStages;
-      int* table = tables + (q & 1) * C::kTile;
+      int* table = smem.slot_table(q);
       if (u < C::kTile) table[u] = slot[d];
       if (use > 0) wg::mbarrier_wait(&empty[s], (use - 1) & 1);
       wg::named_sync(C::kProducerBarrier, 128);
-      unsigned char* stage = stages + s * C::kTileBytes;
+      unsigned char* stage = smem.stage(s);
       if (whole[d] && maps.box_rows > 0) {
         // A whole tile on pages of 16 or more tokens: thread 0 copies it as tensor boxes, page by page, each
         // landing in the swizzle the MMAs read; the others only arrive.
         if (u == 0) {
-          wg::mbarrier_arrive_expect_tx(&full[s], C::kTileBytes);
+          wg::mbarrier_arrive_expect_tx(&full[s], S::kStageBytes);
           for (int r0 = 0; r0 < C::kTile; r0 += maps.box_rows) {
             const int y = table[r0];
 #pragma unroll
             for (int a = 0; a < 4; ++a)
-              wg::tensor_copy_2d(stage + a * C::kColumn + r0 * 128, maps.columns, 128 * a, y, &full[s]);
-            wg::tensor_copy_2d(stage + C::kTailOffset + r0 * 64, maps.tail, 512, y, &full[s]);
+              wg::tensor_copy_2d(stage + a * S::kStageColumnBytes + r0 * 128, maps.columns, 128 * a, y, &full[s]);
+            wg::tensor_copy_2d(stage + S::kStageTailOffset + r0 * 64, maps.tail, 512, y, &full[s]);
           }
         } else {
           wg::mbarrier_arrive(&full[s]);
@@ -220,13 +261,30 @@ __device__ void produce_fp8_tiles(const DecodeParams& p, const Fp8TensorMaps& ma
   }
 }
 
-// Q rows m0 .. m0+15 of the work as fp8 hi (rows 0..15) and lo (rows 16..31) parts in the K tile's layout, and
-// each row's 1 / s_r (the 256 consumer threads, once per pass; warp w takes rows 2w and 2w + 1). The conversion
-// loop stays rolled (its second reads of Q hit the L1): at a kernel's start this code comes cold from memory, and
-// the unrolled version took ~10 us from the pass's start to Q staged, the rolled one 4-8 (H100, docs/kernels.md).
-__device__ __forceinline__ void stage_q_fp8(unsigned char* qs, float* q_inv_scale, const DecodeParams& p,
-                                            const WorkRow& w, int m0, int packed_rows) {
+// A consumer thread's place: its warpgroup (grp, which takes tiles grp, grp + 2, ...), its warp in the
+// warpgroup, its fragment coordinates, and its warpgroup's named barrier.
+struct Fp8ConsumerLane {
+  int lane, warp, grp, g, t, bar;
+  __device__ __forceinline__ Fp8ConsumerLane() {
+    const int tid = static_cast<int>(threadIdx.x);
+    lane = tid & 31;
+    warp = (tid >> 5) & 3;
+    grp = tid >> 7;
+    g = lane >> 2;
+    t = lane & 3;
+    bar = 1 + grp;
+  }
+};
+
+// Stage Q: rows m0 .. m0+15 of the work as fp8 hi (rows 0..15) and lo (rows 16..31) parts in the K tile's
+// layout, and each row's 1 / s_r (the 256 consumer threads, once per pass; warp w takes rows 2w and 2w + 1). The
+// conversion loop stays rolled (its second reads of Q hit the L1): this code comes cold from memory at a
+// kernel's start, and unrolled it held the first tile back.
+__device__ __forceinline__ void stage_q(const WgmmaFp8Smem& smem, const DecodeParams& p, const WorkRow& w, int m0,
+                                        int packed_rows) {
   using C = WgmmaFp8Config;
+  unsigned char* qs = smem.q();
+  float* q_inv_scale = smem.q_inv_scale();
   const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
   const int H = p.heads;
   const uint32_t* rows[2];
@@ -264,6 +322,114 @@ __device__ __forceinline__ void stage_q_fp8(unsigned char* qs, float* q_inv_scal
     *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n + C::kRows, d)) =
         static_cast<uint16_t>(lo);
   }
+  wg::fence_shared_for_async();
+  wg::named_sync(C::kConsumersBarrier, C::kConsumers);
+}
+
+// QK^T: S^T = K [Qhi; Qlo]^T on the fp8 tensor cores, both operands in shared memory: 16 k steps over the four
+// 128-dim columns and 2 over the 64-dim tail, even and odd steps in separate sums (two dependency chains). Then
+// S = S_hi + S_lo / 16 (1 / s_r is applied with the softmax scale).
+__device__ __forceinline__ void qk_scores(Fp8ScoreAccum& s, const unsigned char* kt, uint64_t qdesc, uint64_t qtail) {
+  using S = WgmmaFp8Smem;
+  Fp8QkAccum acc[2];
+  // Descriptors are a base plus an add each; Q's bases are re-read per tile so that the compiler does not
+  // keep 36 precomputed descriptors alive across the loop (it spilled them).
+  uint64_t qd = qdesc, qt = qtail;
+  asm volatile("" : "+l"(qd), "+l"(qt));
+  const uint64_t kd = wg::smem_desc(kt, 16, 1024, true);
+  const uint64_t ktl = wg::smem_desc_swizzle64(kt + S::kStageTailOffset, 512);
+  wg::fence();
+#pragma unroll
+  for (int ks = 0; ks < kQkDim / 32; ++ks) {
+    const uint64_t a = ks < 16 ? wg::desc_advance(kd, (ks >> 2) * S::kStageColumnBytes + (ks & 3) * 32)
+                               : wg::desc_advance(ktl, (ks - 16) * 32);
+    const uint64_t b = ks < 16 ? wg::desc_advance(qd, (ks >> 2) * S::kQColumnBytes + (ks & 3) * 32)
+                               : wg::desc_advance(qt, (ks - 16) * 32);
+    wg::mma_m64n32k32_e4m3(acc[ks & 1].v, a, b, ks > 1);
+  }
+  wg::commit();
+  wg::wait<0>();
+  wg::pin(acc[0].v);
+  wg::pin(acc[1].v);
+  // Register k + 8 is column k's counterpart 16 columns on: the lo row of the same packed row.
+#pragma unroll
+  for (int k = 0; k < 8; ++k) s[k] = (acc[0][k] + acc[1][k]) + 0.0625f * (acc[0][k + 8] + acc[1][k + 8]);
+}
+
+// The consumer's per-pass constants of its four rows: the score scale (softmax scale, log2 e, KV scale and Q's
+// 1 / s_r, applied inside the exponent) and the last visible token, with their minimum.
+struct Fp8PassRows {
+  float scale[4];
+  int limit[4];
+  int min_limit;
+};
+
+// Softmax step of one tile: mask, the rows' maxima over the warpgroup (the lanes of a column, then the four
+// warps through shared memory), the running maxima and sums, the weights to P (fp16; column = token) and the
+// rescale of the accumulators. Ends with the barrier after which P is complete and every warp has read the
+// maxima.
+__device__ __forceinline__ void softmax_step(Fp8ScoreAccum& s, OnlineSoftmax<4>& sm, Fp8OutAccum (&o)[8],
+                                             const WgmmaFp8Smem& smem, const Fp8PassRows& rows, int tok0,
+                                             int tok_end, const Fp8ConsumerLane& L) {
+  using C = WgmmaFp8Config;
+  float* xmax = smem.warp_max(L.grp);
+  unsigned char* ps = smem.p(L.grp);
+  // Register k is token 16 warp + g + 8 half(k) of the tile and the lane's row r = 2 block(k) + pair(k).
+  auto row_of_reg = [](int k) { return 2 * Fp8ScoreAccum::block(k) + Fp8ScoreAccum::pair(k); };
+  float mx[4] = {neg_inf(), neg_inf(), neg_inf(), neg_inf()};
+  if (tok0 + C::kTile <= tok_end && tok0 + C::kTile - 1 <= rows.min_limit) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) mx[row_of_reg(k)] = fmaxf(mx[row_of_reg(k)], s[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int r = row_of_reg(k);
+      const int tok = tok0 + 16 * L.warp + Fp8ScoreAccum::row(k, L.g);
+      s[k] = tok < tok_end && tok <= rows.limit[r] ? s[k] : neg_inf();
+      mx[r] = fmaxf(mx[r], s[k]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 4));
+    mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 8));
+    mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 16));
+  }
+  if (L.g == 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) xmax[L.warp * C::kRows + fp8_lane_row(r, L.t)] = mx[r];
+  }
+  wg::named_sync(L.bar, 128);
+  float alpha[4], nbase[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int n = fp8_lane_row(r, L.t);
+    const float m =
+        fmaxf(fmaxf(xmax[n], xmax[C::kRows + n]), fmaxf(xmax[2 * C::kRows + n], xmax[3 * C::kRows + n]));
+    float base;
+    alpha[r] = sm.advance_max(r, m * rows.scale[r], base);
+    nbase[r] = -base;
+  }
+  float rs[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    const int r = row_of_reg(k);
+    const float pw = dev::exp2_fast(fmaf(s[k], rows.scale[r], nbase[r]));
+    rs[r] += pw;
+    const int col = 16 * L.warp + Fp8ScoreAccum::row(k, L.g);
+    *reinterpret_cast<uint16_t*>(ps + swizzled16_offset(fp8_lane_row(r, L.t), col)) =
+        static_cast<uint16_t>(dev::pack_f16x2(pw, 0.f) & 0xffffu);
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) sm.l[r] = sm.l[r] * alpha[r] + rs[r];
+  if (alpha[0] != 1.f || alpha[1] != 1.f || alpha[2] != 1.f || alpha[3] != 1.f) {
+#pragma unroll
+    for (int b = 0; b < 8; ++b)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) o[b][k] *= alpha[row_of_reg(k)];
+  }
+  wg::fence_shared_for_async();
+  wg::named_sync(L.bar, 128);  // P complete; everyone has read the maxima
 }
 
 // V^T fragments of one 16-token k step (tokens k0 .. k0+15) for the two 64-dim blocks of pair pp: the lane's
@@ -277,8 +443,8 @@ __device__ __forceinline__ void v_fragments(uint32_t* ax, uint32_t* ay, const un
   for (int i = 0; i < 4; ++i) {
     const int tok = k0 + 2 * t + (i & 1) + 8 * (i >> 1);
     const int j = 2 * warp + (g >> 2);
-    wd[i] = *reinterpret_cast<const uint32_t*>(tile + pp * WgmmaFp8Config::kColumn + tok * 128 +
-                                               ((j ^ (tok & 7)) << 4) + 4 * (g & 3));
+    wd[i] = *reinterpret_cast<const uint32_t*>(tile + pp * WgmmaFp8Smem::kStageColumnBytes +
+                                               swizzle128_offset(tok, j) + 4 * (g & 3));
   }
   const uint32_t lo01 = dev::interleave_bytes<false>(wd[0], wd[1]), hi01 = dev::interleave_bytes<true>(wd[0], wd[1]);
   const uint32_t lo23 = dev::interleave_bytes<false>(wd[2], wd[3]), hi23 = dev::interleave_bytes<true>(wd[2], wd[3]);
@@ -292,255 +458,119 @@ __device__ __forceinline__ void v_fragments(uint32_t* ax, uint32_t* ay, const un
   ay[3] = dev::fp8x2_to_f16x2(hi23 >> 16);
 }
 
-// One pass of a work on the consumer warpgroups: rows m0 .. m0+15 against the work's tiles q0, q0+1, ... of the
-// producer's sequence.
-__device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const WorkSpan& span, int m0, uint32_t q0,
-                                 unsigned char* smem) {
+// PV: O^T += V^T P^T in four k steps over the eight 64-dim blocks; each step's V fragments are converted while
+// the previous step multiplies. The stage is freed as soon as this thread's last read of it is issued.
+__device__ __forceinline__ void pv_accumulate(Fp8OutAccum (&o)[8], const unsigned char* kt, uint64_t pdesc,
+                                              uint64_t* stage_empty, const Fp8ConsumerLane& L) {
+  uint32_t v[2][32];
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    uint32_t(&buf)[32] = v[kk & 1];
+    if (kk >= 2) {
+      wg::wait<1>();
+      wg::pin(buf);
+    }
+#pragma unroll
+    for (int pp = 0; pp < 4; ++pp) v_fragments(buf + 8 * pp, buf + 8 * pp + 4, kt, 16 * kk, pp, L.warp, L.g, L.t);
+    if (kk == 3) wg::mbarrier_arrive(stage_empty);  // this thread's last read of the stage is done
+    wg::fence();
+#pragma unroll
+    for (int b = 0; b < 8; ++b) {
+      const uint32_t(&frag)[4] = *reinterpret_cast<const uint32_t(*)[4]>(buf + 4 * b);
+      wg::mma_m64n16k16_f16_ra(o[b].v, frag, wg::desc_advance(pdesc, kk * 32), 1);
+    }
+    wg::commit();
+  }
+  wg::wait<0>();
+  wg::pin(v[0]);
+  wg::pin(v[1]);
+#pragma unroll
+  for (int b = 0; b < 8; ++b) wg::pin(o[b].v);
+}
+
+// Merge, row states: each warpgroup's row sums over its lanes and warps; warpgroup 1's maxima and sums go to
+// shared memory, and every consumer thread derives each of its rows' weights for the two halves (1 / l folded
+// in): c0 for its own warpgroup's accumulators, c1 for warpgroup 1's. A split work writes each row's LSE.
+__device__ __forceinline__ void merge_row_states(const DecodeParams& p, const WorkRow& w, const WgmmaFp8Smem& smem,
+                                                 OnlineSoftmax<4>& sm, int m0, int packed_rows, float (&c0)[4],
+                                                 float (&c1)[4], const Fp8ConsumerLane& L) {
   using C = WgmmaFp8Config;
-  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = (tid >> 5) & 3;
-  const int grp = tid >> 7, g = lane >> 2, t = lane & 3;
-  const int bar = 1 + grp;  // the warpgroup's named barrier
-  unsigned char* qs = smem + C::kQOffset;
-  unsigned char* ps = smem + C::kPOffset + grp * C::kAtom;
-  const unsigned char* stages = smem + C::kStageOffset;
-  float* xmax = reinterpret_cast<float*>(smem + C::kMaxOffset) + grp * 4 * C::kRows;
-  float* xsum = reinterpret_cast<float*>(smem + C::kSumOffset) + grp * 4 * C::kRows;
-  float* xo = reinterpret_cast<float*>(smem + C::kMergeOffset);
-  float* merge_m = reinterpret_cast<float*>(smem + C::kMergeRowOffset);
-  float* merge_l = merge_m + C::kRows;
-  float* q_inv_scale = reinterpret_cast<float*>(smem + C::kQScaleOffset);
-  auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
-  uint64_t* empty = full + C::kStages;
-  const float kNegInf = -__int_as_float(0x7f800000);
-  const int H = p.heads, packed_rows = span.packed_rows, tok_end = span.tok_end;
-  const uint64_t pdesc = wg::smem_desc(ps, 16, 1024, true);
-  const uint64_t qdesc = wg::smem_desc(qs, 16, 1024, true);
-  const uint64_t qtail = wg::smem_desc_swizzle64(qs + C::kQTailOffset, 512);
-  // The lane's rows of the pass (accumulator columns): row_of(r) = 8 (r/2) + 2t + r%2, r = 0..3.
-  auto row_of = [&](int r) { return 8 * (r >> 1) + 2 * t + (r & 1); };
-
-  stage_q_fp8(qs, q_inv_scale, p, w, m0, packed_rows);
-  wg::fence_shared_for_async();
-  wg::named_sync(C::kConsumersBarrier, C::kConsumers);
-  // Score scale per row (the softmax scale, log2 e, the KV scale and Q's 1 / s_r), applied inside the exponent.
-  float scale[4];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) scale[r] = p.score_scale_log2 * q_inv_scale[row_of(r)];
-
-  int limit[4];
+  float* xsum = smem.warp_sum(L.grp);
+  float* merge_m = smem.merge_max();
+  float* merge_l = smem.merge_sum();
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    const int pr = min(m0 + row_of(r), packed_rows - 1);
-    const int i = w.qo_start + pr / H - span.q_begin;  // query token of the request; it sees [0, kv_len - qlen + i]
-    limit[r] = p.causal ? span.kv_len - span.qlen + i : span.kv_len - 1;
+    sm.l[r] += dev::shfl_xor(sm.l[r], 4);
+    sm.l[r] += dev::shfl_xor(sm.l[r], 8);
+    sm.l[r] += dev::shfl_xor(sm.l[r], 16);
   }
-  const int min_limit = min(min(limit[0], limit[1]), min(limit[2], limit[3]));
-  // o[b][4j + 2h + e]: dim 128 (b/2) + 32 warp + 4g + 2 (b%2) + h of row 8j + 2t + e.
-  float o[8][8];
+  if (L.g == 0) {
 #pragma unroll
-  for (int b = 0; b < 8; ++b)
-#pragma unroll
-    for (int i = 0; i < 8; ++i) o[b][i] = 0.f;
-  float m_run[4] = {kNegInf, kNegInf, kNegInf, kNegInf}, l_run[4] = {0.f, 0.f, 0.f, 0.f};
-
-  for (int i = grp; i < span.num_tiles; i += 2) {
-    const uint32_t q = q0 + i;
-    const int s_idx = static_cast<int>(q % C::kStages);
-    wg::mbarrier_wait(&full[s_idx], (q / C::kStages) & 1);
-    const unsigned char* kt = stages + s_idx * C::kTileBytes;
-
-    // S^T = K [Qhi; Qlo]^T on the fp8 tensor cores, both operands in shared memory: 16 k steps over the four
-    // 128-dim columns and 2 over the 64-dim tail, even and odd steps in separate sums (two dependency chains).
-    float s[8];
-    {
-      float acc[2][16];
-      // Descriptors are a base plus an add each; Q's bases are re-read per tile so that the compiler does not
-      // keep 36 precomputed descriptors alive across the loop (it spilled them).
-      uint64_t qd = qdesc, qt = qtail;
-      asm volatile("" : "+l"(qd), "+l"(qt));
-      const uint64_t kd = wg::smem_desc(kt, 16, 1024, true);
-      const uint64_t ktl = wg::smem_desc_swizzle64(kt + C::kTailOffset, 512);
-      wg::fence();
-#pragma unroll
-      for (int ks = 0; ks < kQkDim / 32; ++ks) {
-        const uint64_t a = ks < 16 ? wg::desc_advance(kd, (ks >> 2) * C::kColumn + (ks & 3) * 32)
-                                   : wg::desc_advance(ktl, (ks - 16) * 32);
-        const uint64_t b = ks < 16 ? wg::desc_advance(qd, (ks >> 2) * C::kQColumn + (ks & 3) * 32)
-                                   : wg::desc_advance(qt, (ks - 16) * 32);
-        wg::mma_m64n32k32_e4m3(acc[ks & 1], a, b, ks > 1);
-      }
-      wg::commit();
-      wg::wait<0>();
-      wg::pin(acc[0]);
-      wg::pin(acc[1]);
-      // acc[.][4j + 2h + e]: token 16 warp + g + 8h, column 8j + 2t + e; columns 16.. are the lo rows.
-#pragma unroll
-      for (int k = 0; k < 8; ++k) s[k] = (acc[0][k] + acc[1][k]) + 0.0625f * (acc[0][k + 8] + acc[1][k + 8]);
-    }
-
-    // Mask and row maxima. s[k]: token 16 warp + g + 8 (k/2 % 2) of the tile, row row_of(2 (k/4) + k%2).
-    const int tok0 = span.tok_begin + i * C::kTile;
-    float mx[4] = {kNegInf, kNegInf, kNegInf, kNegInf};
-    if (tok0 + C::kTile <= tok_end && tok0 + C::kTile - 1 <= min_limit) {
-#pragma unroll
-      for (int k = 0; k < 8; ++k) mx[2 * (k >> 2) + (k & 1)] = fmaxf(mx[2 * (k >> 2) + (k & 1)], s[k]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const int r = 2 * (k >> 2) + (k & 1);
-        const int tok = tok0 + 16 * warp + g + 8 * ((k >> 1) & 1);
-        s[k] = tok < tok_end && tok <= limit[r] ? s[k] : kNegInf;
-        mx[r] = fmaxf(mx[r], s[k]);
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 4));
-      mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 8));
-      mx[r] = fmaxf(mx[r], dev::shfl_xor(mx[r], 16));
-    }
-    if (g == 0) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) xmax[warp * C::kRows + row_of(r)] = mx[r];
-    }
-    wg::named_sync(bar, 128);
-    float alpha[4], nbase[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int n = row_of(r);
-      const float m =
-          fmaxf(fmaxf(xmax[n], xmax[C::kRows + n]), fmaxf(xmax[2 * C::kRows + n], xmax[3 * C::kRows + n]));
-      const float m_new = fmaxf(m_run[r], m * scale[r]);
-      const float base = m_new == kNegInf ? 0.f : m_new;  // a row with nothing visible yet keeps zero weight
-      alpha[r] = dev::exp2_fast(m_run[r] - base);
-      nbase[r] = -base;
-      m_run[r] = m_new;
-    }
-    // Weights to P (fp16; column = token).
-    float rs[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      const int r = 2 * (k >> 2) + (k & 1), h = (k >> 1) & 1;
-      const float pw = dev::exp2_fast(fmaf(s[k], scale[r], nbase[r]));
-      rs[r] += pw;
-      const int col = 16 * warp + g + 8 * h;
-      *reinterpret_cast<uint16_t*>(ps + swizzled16_offset(row_of(r), col)) =
-          static_cast<uint16_t>(dev::pack_f16x2(pw, 0.f) & 0xffffu);
-    }
-#pragma unroll
-    for (int r = 0; r < 4; ++r) l_run[r] = l_run[r] * alpha[r] + rs[r];
-    if (alpha[0] != 1.f || alpha[1] != 1.f || alpha[2] != 1.f || alpha[3] != 1.f) {
-#pragma unroll
-      for (int b = 0; b < 8; ++b)
-#pragma unroll
-        for (int k = 0; k < 8; ++k) o[b][k] *= alpha[2 * (k >> 2) + (k & 1)];
-    }
-    wg::fence_shared_for_async();
-    wg::named_sync(bar, 128);  // P complete; everyone has read the maxima
-
-    // O^T += V^T P^T in four k steps over the eight 64-dim blocks; each converted while the previous step
-    // multiplies.
-    {
-      uint32_t v[2][32];
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        uint32_t(&buf)[32] = v[kk & 1];
-        if (kk >= 2) {
-          wg::wait<1>();
-          wg::pin(buf);
-        }
-#pragma unroll
-        for (int pp = 0; pp < 4; ++pp) v_fragments(buf + 8 * pp, buf + 8 * pp + 4, kt, 16 * kk, pp, warp, g, t);
-        if (kk == 3) wg::mbarrier_arrive(&empty[s_idx]);  // this thread's last read of the stage is done
-        wg::fence();
-#pragma unroll
-        for (int b = 0; b < 8; ++b) {
-          const uint32_t(&frag)[4] = *reinterpret_cast<const uint32_t(*)[4]>(buf + 4 * b);
-          wg::mma_m64n16k16_f16_ra(o[b], frag, wg::desc_advance(pdesc, kk * 32), 1);
-        }
-        wg::commit();
-      }
-      wg::wait<0>();
-      wg::pin(v[0]);
-      wg::pin(v[1]);
-#pragma unroll
-      for (int b = 0; b < 8; ++b) wg::pin(o[b]);
-    }
+    for (int r = 0; r < 4; ++r) xsum[L.warp * C::kRows + fp8_lane_row(r, L.t)] = sm.l[r];
   }
-
-  // Row sums of each warpgroup; warpgroup 1 hands its maxima, sums and accumulators (128 dims per round) to
-  // warpgroup 0, which writes the output.
-#pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    l_run[r] += dev::shfl_xor(l_run[r], 4);
-    l_run[r] += dev::shfl_xor(l_run[r], 8);
-    l_run[r] += dev::shfl_xor(l_run[r], 16);
-  }
-  if (g == 0) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) xsum[warp * C::kRows + row_of(r)] = l_run[r];
-  }
-  wg::named_sync(bar, 128);
+  wg::named_sync(L.bar, 128);
   float l_grp[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    const int n = row_of(r);
+    const int n = fp8_lane_row(r, L.t);
     l_grp[r] = xsum[n] + xsum[C::kRows + n] + xsum[2 * C::kRows + n] + xsum[3 * C::kRows + n];
   }
-  if (grp == 1 && warp == 0 && g == 0) {
+  if (L.grp == 1 && L.warp == 0 && L.g == 0) {
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      merge_m[row_of(r)] = m_run[r];
-      merge_l[row_of(r)] = l_grp[r];
+      merge_m[fp8_lane_row(r, L.t)] = sm.m[r];
+      merge_l[fp8_lane_row(r, L.t)] = l_grp[r];
     }
   }
   wg::named_sync(C::kConsumersBarrier, C::kConsumers);  // warpgroup 1's maxima and sums are out
-  // Each row's weights for the two halves (1 / l folded in) and, for a split work, its LSE.
-  float c0[4], c1[4];
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
-    const int n = row_of(r), pr = m0 + n;
-    const float m1 = merge_m[n], mm = fmaxf(m_run[r], m1);
-    const float base = mm == kNegInf ? 0.f : mm;
-    const float f0 = dev::exp2_fast(m_run[r] - base), f1 = dev::exp2_fast(m1 - base);
+    const int n = fp8_lane_row(r, L.t), pr = m0 + n;
+    const float m1 = merge_m[n], mm = fmaxf(sm.m[r], m1);
+    const float base = mm == neg_inf() ? 0.f : mm;
+    const float f0 = dev::exp2_fast(sm.m[r] - base), f1 = dev::exp2_fast(m1 - base);
     const float l = l_grp[r] * f0 + merge_l[n] * f1;
     const float inv = l > 0.f ? p.out_scale / l : 0.f;
     c0[r] = f0 * inv;
     c1[r] = f1 * inv;
-    if (grp == 0 && w.partial_qo_loc >= 0 && warp == 0 && g == 0 && pr < packed_rows)
-      p.partial_lse[(w.partial_qo_loc + pr / H) * H + pr % H] =
-          l > 0.f ? (mm + log2f(l)) * 0.6931471805599453f : kNegInf;
+    if (L.grp == 0 && w.partial_qo_loc >= 0 && L.warp == 0 && L.g == 0 && pr < packed_rows)
+      store_partial_lse(p, w, pr / p.heads, pr % p.heads, mm, l);
   }
-  // Four rounds of 128 dims. The loop stays rolled, each round taking o[0] and o[1] and then shifting the
-  // accumulators down by two: this runs once per pass, and at a kernel's end its code comes cold from memory.
+}
+
+// Merge and store: four rounds of 128 dims; in each, warpgroup 1 hands its accumulators of two 64-dim blocks to
+// warpgroup 0 through shared memory, and warpgroup 0 writes the merged rows through the shared epilogue. The loop
+// stays rolled, each round taking o[0] and o[1] and then shifting the accumulators down by two: it runs once per
+// pass, and at a kernel's end its code comes cold from memory.
+__device__ __forceinline__ void merge_and_store(const DecodeParams& p, const WorkRow& w, const WgmmaFp8Smem& smem,
+                                                Fp8OutAccum (&o)[8], const float (&c0)[4], const float (&c1)[4],
+                                                int m0, int packed_rows, const Fp8ConsumerLane& L) {
+  using C = WgmmaFp8Config;
+  float* xo = smem.merge_values();
 #pragma unroll 1
   for (int pp = 0; pp < 4; ++pp) {
-    if (grp == 1) {
+    if (L.grp == 1) {
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int k0 = 4 * (r >> 1) + (r & 1);
-        *reinterpret_cast<float4*>(xo + row_of(r) * 128 + 32 * warp + 4 * g) =
-            make_float4(o[0][k0], o[0][k0 + 2], o[1][k0], o[1][k0 + 2]);
-      }
+      for (int r = 0; r < 4; ++r)
+        *reinterpret_cast<float4*>(xo + fp8_lane_row(r, L.t) * 128 + 32 * L.warp + 4 * L.g) =
+            make_float4(o[0][fp8_lane_reg(r, 0)], o[0][fp8_lane_reg(r, 1)], o[1][fp8_lane_reg(r, 0)],
+                        o[1][fp8_lane_reg(r, 1)]);
     }
     wg::named_sync(C::kConsumersBarrier, C::kConsumers);
-    if (grp == 0) {
+    if (L.grp == 0) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const int n = row_of(r), pr = m0 + n, k0 = 4 * (r >> 1) + (r & 1);
+        const int n = fp8_lane_row(r, L.t), pr = m0 + n;
         if (pr >= packed_rows) continue;
-        const int64_t qrow = pr / H, head = pr % H;
-        const int d = 128 * pp + 32 * warp + 4 * g;
-        const float4 x = *reinterpret_cast<const float4*>(xo + n * 128 + 32 * warp + 4 * g);
-        const float y0 = o[0][k0] * c0[r] + x.x * c1[r], y1 = o[0][k0 + 2] * c0[r] + x.y * c1[r];
-        const float y2 = o[1][k0] * c0[r] + x.z * c1[r], y3 = o[1][k0 + 2] * c0[r] + x.w * c1[r];
-        if (w.partial_qo_loc < 0) {
-          uint16_t* dst = p.out + ((w.qo_start + qrow) * H + head) * kVDim + d;
-          *reinterpret_cast<uint2*>(dst) = make_uint2(dev::pack_bf16x2(y0, y1), dev::pack_bf16x2(y2, y3));
-        } else {
-          float* dst = p.partial_out + ((w.partial_qo_loc + qrow) * H + head) * kVDim + d;
-          *reinterpret_cast<float4*>(dst) = make_float4(y0, y1, y2, y3);
-        }
+        // Blocks 0 and 1 of this round, halves 0 and 1: four adjacent value dims from fp8_out_dim(0, 0, ..).
+        const float4 x = *reinterpret_cast<const float4*>(xo + n * 128 + 32 * L.warp + 4 * L.g);
+        const float y0 = o[0][fp8_lane_reg(r, 0)] * c0[r] + x.x * c1[r];
+        const float y1 = o[0][fp8_lane_reg(r, 1)] * c0[r] + x.y * c1[r];
+        const float y2 = o[1][fp8_lane_reg(r, 0)] * c0[r] + x.z * c1[r];
+        const float y3 = o[1][fp8_lane_reg(r, 1)] * c0[r] + x.w * c1[r];
+        with_output_row(p, w, pr / p.heads, pr % p.heads, 128 * pp, [&](const auto& out) {
+          out.store4(fp8_out_dim(0, 0, L.warp, L.g), y0, y1, y2, y3);
+        });
       }
     }
     wg::named_sync(C::kConsumersBarrier, C::kConsumers);  // the round's exchange (and, last, Q) is free again
@@ -550,6 +580,50 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
       for (int k = 0; k < 8; ++k) o[b][k] = o[b + 2][k];
   }
 }
+
+// One pass of a work on the consumer warpgroups: rows m0 .. m0+15 against the work's tiles q0, q0+1, ... of the
+// producer's sequence.
+__device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const WorkSpan& span, int m0, uint32_t q0,
+                                 unsigned char* smem_base) {
+  using C = WgmmaFp8Config;
+  const WgmmaFp8Smem smem{smem_base};
+  const Fp8ConsumerLane L;
+  uint64_t* full = smem.full();
+  uint64_t* empty = smem.empty();
+  const int packed_rows = span.packed_rows, tok_end = span.tok_end;
+  const uint64_t pdesc = wg::smem_desc(smem.p(L.grp), 16, 1024, true);
+  const uint64_t qdesc = wg::smem_desc(smem.q(), 16, 1024, true);
+  const uint64_t qtail = wg::smem_desc_swizzle64(smem.q() + WgmmaFp8Smem::kQTailOffset, 512);
+
+  stage_q(smem, p, w, m0, packed_rows);
+  Fp8PassRows rows;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) rows.scale[r] = p.score_scale_log2 * smem.q_inv_scale()[fp8_lane_row(r, L.t)];
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+    rows.limit[r] = last_visible_token(p, w, span, min(m0 + fp8_lane_row(r, L.t), packed_rows - 1) / p.heads);
+  rows.min_limit = min(min(rows.limit[0], rows.limit[1]), min(rows.limit[2], rows.limit[3]));
+  Fp8OutAccum o[8];
+#pragma unroll
+  for (int b = 0; b < 8; ++b) o[b].fill(0.f);
+  OnlineSoftmax<4> sm;
+  sm.reset();
+
+  for (int i = L.grp; i < span.num_tiles; i += 2) {
+    const uint32_t q = q0 + i;
+    const int s_idx = static_cast<int>(q % C::kStages);
+    wg::mbarrier_wait(&full[s_idx], (q / C::kStages) & 1);
+    const unsigned char* kt = smem.stage(s_idx);
+    Fp8ScoreAccum s;
+    qk_scores(s, kt, qdesc, qtail);
+    softmax_step(s, sm, o, smem, rows, span.tok_begin + i * C::kTile, tok_end, L);
+    pv_accumulate(o, kt, pdesc, &empty[s_idx], L);
+  }
+
+  float c0[4], c1[4];
+  merge_row_states(p, w, smem, sm, m0, packed_rows, c0, c1, L);
+  merge_and_store(p, w, smem, o, c0, c1, m0, packed_rows, L);
+}
 #endif
 
 // Works [first, last) on one workgroup: mbarriers, then the producer warpgroup and the two consumer warpgroups.
@@ -557,7 +631,7 @@ __device__ void run_works_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& 
                                    unsigned char* smem) {
 #if defined(MLASIM_WGMMA)
   using C = WgmmaFp8Config;
-  auto* full = reinterpret_cast<uint64_t*>(smem + C::kBarrierOffset);
+  uint64_t* full = WgmmaFp8Smem{smem}.full();
   if (threadIdx.x == 0) {
     for (int i = 0; i < C::kStages; ++i) {
       wg::mbarrier_init(&full[i], 128);  // full: every producer thread, when its copies land

@@ -31,7 +31,7 @@ struct alignas(64) Fp8TensorMaps {
 Fp8TensorMaps make_fp8_tensor_maps(const DecodeParams& p);
 void launch_mla_decode_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& maps, bool persistent, int count,
                                  hipStream_t stream);
-// Grid per AITER's reduce launch rules (see reduce_launch.h for the shape).
+// Grid per AITER's reduce launch rules (sim::aiter_reduce_launch, mlasim/sim/reduce_launch.h).
 void launch_mla_reduce(const ReduceParams& p, int blocks, int max_partials_per_tile, hipStream_t stream);
 
 }  // namespace mlasim::kernels

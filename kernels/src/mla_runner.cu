@@ -5,8 +5,8 @@
 #include <string>
 
 #include "mlasim/kernels/gpu_check.h"
-#include "mlasim/kernels/reduce_launch.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/reduce_launch.h"
 #include "l2_flush.h"
 #include "mla_launch.h"
 
@@ -105,7 +105,7 @@ struct MlaRunner::Impl {
   std::unique_ptr<L2Flush> flush;  // made by the first timing that flushes
   DecodeParams dp;
   ReduceParams rp;
-  ReduceLaunch reduce_shape;
+  sim::ReduceLaunch reduce_shape;
   int groups = 1;
   int num_cu = 0;
   DecodeKernel kernel = DecodeKernel::portable;
@@ -180,7 +180,7 @@ struct MlaRunner::Impl {
     rp.num_tiles = std::max(0, static_cast<int>(plan.reduce_indptr.size()) - 1);
     rp.heads = problem.heads;
     rp.num_partials = plan.reduce_indptr.empty() ? 0 : plan.reduce_indptr.back();
-    reduce_shape = reduce_launch_shape(rp.num_tiles, problem.heads, problem.batch.max_qo_len(), num_cu);
+    reduce_shape = sim::aiter_reduce_launch(rp.num_tiles, problem.heads, num_cu, problem.batch.max_qo_len());
     rp.row_groups = reduce_shape.row_groups;
     for (size_t i = 0; i + 1 < plan.reduce_indptr.size(); ++i)
       max_partials_per_tile = std::max(max_partials_per_tile, plan.reduce_indptr[i + 1] - plan.reduce_indptr[i]);

@@ -1,4 +1,5 @@
-// AITER's reduce launch rules (aiter-v1-planner spec §7).
+// AITER's reduce launch rules (aiter-v1-planner spec §7). The one implementation is sim::aiter_reduce_launch; the
+// GPU reduce (kernels/src/mla_runner.cu) launches with it too.
 #include "mlasim/sim/reduce_launch.h"
 
 #include <gtest/gtest.h>
@@ -15,13 +16,22 @@ TEST(ReduceLaunch, WorkedExampleIsAGridOfHeadsByTiles) {
 }
 
 TEST(ReduceLaunch, FewTilesWithSeveralRowsSplitRowsIntoGroups) {
-  // int(2048 * 1.3f) = 2662 > 64 -> cdiv(2662, 64) = 42, capped by qlen 4.
-  EXPECT_EQ(aiter_reduce_launch(4, 16, 256, 4).row_groups, 4);
+  // int(2048 x 1.3 in single precision) = 2662 > 64 -> cdiv(2662, 64) = 42, capped by qlen 4.
+  const ReduceLaunch r = aiter_reduce_launch(4, 16, 256, 4);
+  EXPECT_EQ(r.row_groups, 4);
+  EXPECT_EQ(r.blocks, 4 * 16 * 4);  // a grid: one block per (tile, row group, head)
 }
 
 TEST(ReduceLaunch, RowGroupsRoundUpToTheBuiltCounts) {
   EXPECT_EQ(aiter_reduce_launch(4, 16, 256, 3).row_groups, 4);    // 3 -> power of two 4
   EXPECT_EQ(aiter_reduce_launch(4, 16, 256, 32).row_groups, 64);  // 32 is not built: 64
+  EXPECT_EQ(aiter_reduce_launch(1, 1, 256, 20).row_groups, 64);   // 20 -> 32 -> 64
+}
+
+TEST(ReduceLaunch, RowGroupsBeyondTheLargestBuiltCountClampTo256) {
+  // wl = 1: Wg = min(2662, 300) = 300 -> power of two 512, clamped onto the largest built count.
+  EXPECT_EQ(aiter_reduce_launch(1, 1, 256, 300).row_groups, 256);
+  EXPECT_EQ(aiter_reduce_launch(1, 1, 256, 257).row_groups, 256);
 }
 
 TEST(ReduceLaunch, ManyTilesKeepOneRowGroup) {
@@ -39,6 +49,8 @@ TEST(ReduceLaunch, BeyondSixteenBlocksPerCuThePersistentKernelRuns) {
   EXPECT_TRUE(r.persistent);
   EXPECT_EQ(r.blocks, 4096);
   EXPECT_EQ(r.work_items(), 257 * 16);
+  // An H100-sized GPU (132 SMs) with a large 128-head plan.
+  EXPECT_EQ(aiter_reduce_launch(1000, 128, 132, 1).blocks, 16 * 132);
 }
 
 TEST(ReduceLaunch, ItemBytesReadPartialsWithLseAndWriteBf16) {
