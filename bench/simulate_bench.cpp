@@ -97,7 +97,8 @@ BENCHMARK(BM_SimulateMetrics)->Arg(1)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchm
 // ATOM's capped budget vs all clusters at batch 4 x 100000 (the README scenario), plan + simulate.
 void BM_AtomScenario(benchmark::State& state) {
   const DecodeBatch batch = DecodeBatch::uniform(4, 100000);
-  const auto policy = make_policy(state.range(0) ? "aiter-v1:max_split_per_batch=16" : "aiter-v1:max_split_per_batch=-1");
+  const auto policy =
+      make_policy(state.range(0) ? "aiter-v1:max_split_per_batch=16" : "aiter-v1:max_split_per_batch=-1");
   const CostParams params = cost_params_for(mi355x());
   Plan plan;
   Metrics m;

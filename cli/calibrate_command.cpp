@@ -38,8 +38,10 @@ void run_calibrate(const CalibrateOptions& o) {
   options.holdout_every = o.holdout_every;
   const validate::CalibrationRun run = validate::run_calibration(gpu, o.measurements.rows_for(gpu), options);
   if (!o.out.empty()) {
-    const std::string source = validate::fitted_source(run, o.measurements.file_list(), o.date.empty() ? today() : o.date);
-    write_file_atomically(o.out, validate::fitted_profile_json(read_text_file(o.measurements.profile_path(), "gpu"), run, source));
+    const std::string source =
+        validate::fitted_source(run, o.measurements.file_list(), o.date.empty() ? today() : o.date);
+    write_file_atomically(
+        o.out, validate::fitted_profile_json(read_text_file(o.measurements.profile_path(), "gpu"), run, source));
   }
   write_stdout(o.format == "json" ? validate::calibration_report_json(run).dump(2) + "\n"
                                   : validate::calibration_report_text(run));

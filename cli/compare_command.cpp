@@ -46,10 +46,10 @@ void add_compare_command(CLI::App& app) {
   auto opts = std::make_shared<CompareOptions>();
   CLI::App* cmd = app.add_subcommand("compare", "two policies on one workload side by side, and the speedup");
   opts->workload.add_to(*cmd);
-  opts->policy_flag = cmd->add_option("--policy", opts->policy,
-                                      "policy A (spec NAME[:key=value,...]) [aiter-v1, or the scenario's A]");
-  opts->vs_flag = cmd->add_option("--vs", opts->vs,
-                                  "policy B (spec); speedup = A's kernel_us / B's kernel_us [the scenario's B]");
+  opts->policy_flag =
+      cmd->add_option("--policy", opts->policy, "policy A (spec NAME[:key=value,...]) [aiter-v1, or the scenario's A]");
+  opts->vs_flag =
+      cmd->add_option("--vs", opts->vs, "policy B (spec); speedup = A's kernel_us / B's kernel_us [the scenario's B]");
   cmd->add_option("--vs-gpu", opts->vs_gpu, "GPU profile for B (default: --gpu)");
   cmd->add_option("--format", opts->format, "text, json or csv")->capture_default_str();
   cmd->callback([opts] { run_compare(*opts); });

@@ -8,8 +8,7 @@
 namespace mlasim::cli {
 
 void MeasurementOptions::add_to(CLI::App& app) {
-  app.add_option("--measurements", files, "measurement CSV (project or public format); repeat for several")
-      ->required();
+  app.add_option("--measurements", files, "measurement CSV (project or public format); repeat for several")->required();
   app.add_option("--gpu", gpu, "GPU profile name or FILE.json; only rows measured on it are used")
       ->capture_default_str();
 }

@@ -6,9 +6,9 @@
 
 #include "commands.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/plan_json.h"
 #include "mlasim/sim/plan_text.h"
-#include "mlasim/sim/evaluation.h"
 #include "output.h"
 #include "workload_options.h"
 
@@ -81,13 +81,15 @@ void run_plan(const PlanOptions& o) {
 
 void add_plan_command(CLI::App& app) {
   auto opts = std::make_shared<PlanOptions>();
-  CLI::App* cmd = app.add_subcommand("plan", "show the plan a split policy builds (work lists per cluster, reduce maps)");
+  CLI::App* cmd =
+      app.add_subcommand("plan", "show the plan a split policy builds (work lists per cluster, reduce maps)");
   opts->workload.add_to(*cmd);
   opts->policy_flag = cmd->add_option("--policy", opts->policy,
                                       "policy spec NAME[:key=value,...], e.g. aiter-v1:max_split_per_batch=16 "
                                       "[aiter-v1, or the scenario's A]");
   cmd->add_option("--format", opts->format, "text or json")->capture_default_str();
-  cmd->add_option("--cases", opts->cases, "JSONL file of planner inputs ('inputs' objects); one JSON line out per case");
+  cmd->add_option("--cases", opts->cases,
+                  "JSONL file of planner inputs ('inputs' objects); one JSON line out per case");
   cmd->callback([opts] { run_plan(*opts); });
 }
 

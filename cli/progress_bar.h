@@ -36,11 +36,13 @@ class ProgressBar {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::string eta;
     if (done > 0 && done < total)
-      eta = " ETA " + std::to_string(static_cast<long>(seconds / static_cast<double>(done) *
-                                                       static_cast<double>(total - done) + 0.5)) + " s";
+      eta = " ETA " +
+            std::to_string(
+                static_cast<long>(seconds / static_cast<double>(done) * static_cast<double>(total - done) + 0.5)) +
+            " s";
     std::fprintf(stderr, "\r[%s%s] %3d%% %zu/%zu%s   ", std::string(static_cast<size_t>(filled), '#').c_str(),
-                 std::string(static_cast<size_t>(kWidth - filled), ' ').c_str(), static_cast<int>(f * 100), done,
-                 total, eta.c_str());
+                 std::string(static_cast<size_t>(kWidth - filled), ' ').c_str(), static_cast<int>(f * 100), done, total,
+                 eta.c_str());
     std::fflush(stderr);
   }
 

@@ -29,7 +29,8 @@ void run_report(const ReportOptions& o) {
 
 void add_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportOptions>();
-  CLI::App* cmd = app.add_subcommand("report", "prediction error of a GPU profile against measured times: per slice, speedup pairs, best-policy pick");
+  CLI::App* cmd = app.add_subcommand(
+      "report", "prediction error of a GPU profile against measured times: per slice, speedup pairs, best-policy pick");
   opts->measurements.add_to(*cmd);
   cmd->add_option("--format", opts->format, "text or json")->capture_default_str();
   cmd->add_flag("--rows", opts->rows, "text: every row's error before the summary tables");

@@ -66,8 +66,7 @@ void add_sweep_command(CLI::App& app) {
       "sweep", "predict every batch x context x clusters x GPU configuration under each policy (all cores)");
   cmd->add_option("--batch", opts->batches, "requests per batch, comma list, e.g. 1,4,16,64")->required();
   cmd->add_option("--context", opts->contexts, "KV tokens per request, comma list")->required();
-  cmd->add_option("--clusters", opts->clusters, "clusters available, comma list (0 = every CU)")
-      ->capture_default_str();
+  cmd->add_option("--clusters", opts->clusters, "clusters available, comma list (0 = every CU)")->capture_default_str();
   cmd->add_option("--gpu", opts->gpus, "GPU profiles, comma list")->capture_default_str();
   cmd->add_option("--policy", opts->policies, "policy spec; repeat for several")->required();
   opts->shape.add_shape_to(*cmd);

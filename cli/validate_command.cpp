@@ -57,8 +57,8 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
                       {"predicted_kernel_us", kernel_us},
                       {"estimated_seconds", seconds}});
     } else {
-      text += fmt::format("{}  {:<36} {:<44} {:>10.1f} us\n", config.id, workload_label(config.workload),
-                          config.policy, kernel_us);
+      text += fmt::format("{}  {:<36} {:<44} {:>10.1f} us\n", config.id, workload_label(config.workload), config.policy,
+                          kernel_us);
     }
   }
   if (format == "json") {
@@ -75,10 +75,12 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
   text += fmt::format("\ncampaign {}: {} configurations on {}, estimated device time {:.0f} s\n", c.id,
                       plan.configs.size(), c.gpu, total_seconds);
   if (plan.left_out_unrunnable)
-    text += fmt::format("left out: {} our kernels cannot run as planned (heads per tile other than 16 and 128, or a "
-                        "grid plan on a cluster subset)\n",
-                        plan.left_out_unrunnable);
-  if (plan.left_out_kv) text += fmt::format("left out: {} over max_kv_bytes ({:g} B)\n", plan.left_out_kv, c.max_kv_bytes);
+    text += fmt::format(
+        "left out: {} our kernels cannot run as planned (heads per tile other than 16 and 128, or a "
+        "grid plan on a cluster subset)\n",
+        plan.left_out_unrunnable);
+  if (plan.left_out_kv)
+    text += fmt::format("left out: {} over max_kv_bytes ({:g} B)\n", plan.left_out_kv, c.max_kv_bytes);
   if (plan.left_out_unplannable) {
     text += fmt::format("left out: {} the policy cannot plan, e.g.\n", plan.left_out_unplannable);
     for (const std::string& reason : plan.left_out_reasons) text += "  " + reason + "\n";
@@ -97,8 +99,8 @@ void write_stream_read(const std::vector<validate::StreamReadPoint>& points, con
                        const std::string& path) {
   std::string csv = "gpu,kernel,clusters,wg_per_cluster,bytes,kernel_us,tbps,driver,commit,date,source,device\n";
   for (const auto& p : points)
-    csv += fmt::format("{},stream_read,{},{},{},{},{},{},{},{},\"measured: {}\",{}\n", c.gpu, p.active_sms,
-                       p.wg_per_sm, p.bytes, p.us, p.tbps, device.driver, o.commit, o.date, o.command, device.name);
+    csv += fmt::format("{},stream_read,{},{},{},{},{},{},{},{},\"measured: {}\",{}\n", c.gpu, p.active_sms, p.wg_per_sm,
+                       p.bytes, p.us, p.tbps, device.driver, o.commit, o.date, o.command, device.name);
   write_file_atomically(path, csv);
 }
 
@@ -124,14 +126,15 @@ void run_validate(const ValidateOptions& o) {
   const validate::DeviceInfo device = measurer->device();
   if (!o.stream_out.empty()) write_stream_read(measurer->stream_read_sweep(), c, device, run, o.stream_out);
   if (!o.quiet)
-    std::fprintf(stderr, "%s: %zu configurations of %s on %s\n", o.campaign.c_str(), plan.configs.size(),
-                 c.id.c_str(), device.name.c_str());
+    std::fprintf(stderr, "%s: %zu configurations of %s on %s\n", o.campaign.c_str(), plan.configs.size(), c.id.c_str(),
+                 device.name.c_str());
   ProgressBar bar(!o.quiet);
-  const validate::CampaignRunResult r =
-      validate::run_campaign(c, plan, *measurer, run, [&bar](size_t done, size_t total, double) { bar.update(done, total); });
+  const validate::CampaignRunResult r = validate::run_campaign(
+      c, plan, *measurer, run, [&bar](size_t done, size_t total, double) { bar.update(done, total); });
   bar.finish(static_cast<size_t>(r.measured) + r.incomplete.size() + r.unrunnable.size(),
              plan.configs.size() - static_cast<size_t>(r.already_measured));
-  std::string summary = fmt::format("measured {} configurations, {} already in {}", r.measured, r.already_measured, o.out);
+  std::string summary =
+      fmt::format("measured {} configurations, {} already in {}", r.measured, r.already_measured, o.out);
   if (r.stopped_by_time) summary += fmt::format("; stopped after --max-seconds {} (rerun to go on)", o.max_seconds);
   if (!r.incomplete.empty())
     summary += fmt::format("; {} left output unwritten (no row; first {})", r.incomplete.size(), r.incomplete.front());

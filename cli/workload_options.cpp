@@ -17,7 +17,8 @@ void WorkloadOptions::add_to(CLI::App& app) {
                  "scenario JSON (data/scenarios): its workload and policies; flags given beside it override");
   flag(app, gpu_opt_, "--gpu", gpu_,
        "GPU profile name (mi355x, mi350x, mi325x, mi300x, mi308x, h100, h200) or FILE.json [" + d.gpu + "]");
-  flag(app, batch_opt_, "--batch", batch_, "requests in the batch (with --context) [" + std::to_string(d.batch.count) + "]");
+  flag(app, batch_opt_, "--batch", batch_,
+       "requests in the batch (with --context) [" + std::to_string(d.batch.count) + "]");
   flag(app, context_opt_, "--context", context_,
        "KV tokens per request (with --batch) [" + std::to_string(d.batch.context) + "]");
   flag(app, kv_lens_opt_, "--kv-lens", kv_lens_, "KV tokens per request, comma list (overrides --batch/--context)");

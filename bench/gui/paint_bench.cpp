@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <random>
 
-#include "mlasim/sim/evaluation.h"
 #include "mlasim/gui/main_window.h"
 #include "mlasim/gui/policy_panel.h"
 #include "mlasim/gui/timeline_painter.h"
 #include "mlasim/gui/timeline_scene.h"
 #include "mlasim/gui/timeline_view.h"
+#include "mlasim/sim/evaluation.h"
 
 namespace {
 
@@ -92,7 +92,10 @@ void BM_PaintScenario(benchmark::State& state) {
   paint_fit(state, scene);
   state.counters["works"] = a.plan->num_works() + b.plan->num_works();
 }
-BENCHMARK(BM_PaintScenario)->ArgNames({"batch", "context"})->Args({4, 100000})->Args({256, 8192})
+BENCHMARK(BM_PaintScenario)
+    ->ArgNames({"batch", "context"})
+    ->Args({4, 100000})
+    ->Args({256, 8192})
     ->Unit(benchmark::kMillisecond);
 
 // An edit to picture, as the window does it: read the workload, plan and simulate A and B, build the scene, paint.

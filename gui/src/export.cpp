@@ -8,9 +8,9 @@
 
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/metrics_format.h"
 #include "mlasim/sim/report.h"
 #include "mlasim/sim/scenario.h"
-#include "mlasim/sim/metrics_format.h"
 
 namespace mlasim::gui {
 namespace {

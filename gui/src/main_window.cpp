@@ -134,7 +134,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   error_label_->setObjectName(QStringLiteral("error"));
   error_label_->setWordWrap(true);
   error_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_label_->setStyleSheet(QStringLiteral("background: #fde7e7; color: #8a1111; padding: 6px; border: 1px solid #e3a3a3;"));
+  error_label_->setStyleSheet(
+      QStringLiteral("background: #fde7e7; color: #8a1111; padding: 6px; border: 1px solid #e3a3a3;"));
   error_label_->hide();
   auto* central = new QWidget;
   auto* central_layout = new QVBoxLayout(central);
@@ -204,7 +205,8 @@ void MainWindow::build_menus() {
                   [this] { timeline_->set_row_height(timeline_->style().row_height + 1); });
   view->addAction(tr("&Shorter rows"), QKeySequence(Qt::CTRL | Qt::Key_Down), this,
                   [this] { timeline_->set_row_height(timeline_->style().row_height - 1); });
-  view->addAction(tr("Rows to fit the &height"), QKeySequence(Qt::CTRL | Qt::Key_9), timeline_, &TimelineView::fit_rows);
+  view->addAction(tr("Rows to fit the &height"), QKeySequence(Qt::CTRL | Qt::Key_9), timeline_,
+                  &TimelineView::fit_rows);
   view->addAction(tr("&Clear selection"), this, [this] { select_request(-1); });
 }
 
@@ -285,8 +287,9 @@ bool MainWindow::recompute() {
   show_results();
   clear_error();
   last_update_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-  statusBar()->showMessage(notes.isEmpty() ? tr("Re-planned, simulated and drawn in %1 ms").arg(last_update_ms_, 0, 'f', 1)
-                                           : notes.join(QStringLiteral(" ")));
+  statusBar()->showMessage(notes.isEmpty()
+                               ? tr("Re-planned, simulated and drawn in %1 ms").arg(last_update_ms_, 0, 'f', 1)
+                               : notes.join(QStringLiteral(" ")));
   return true;
 }
 
@@ -295,7 +298,9 @@ void MainWindow::show_results() {
   if (timeline_->selected_request() >= scene_->num_requests) timeline_->set_selected_request(-1);
   timeline_->set_scene(scene_);
   metrics_->set_results(side(0), side(1));
-  uplift_label_->setText(side(0) && side(1) ? uplift_text(sim::speedup(side(0)->prediction->metrics, side(1)->prediction->metrics)) : QString());
+  uplift_label_->setText(side(0) && side(1)
+                             ? uplift_text(sim::speedup(side(0)->prediction->metrics, side(1)->prediction->metrics))
+                             : QString());
   works_->set_lane(scene_, work_lane_->currentIndex());
   if (timeline_->selected_request() >= 0) select_request(timeline_->selected_request());
   // The plan text of a large batch is long; it is written only while its tab is shown.
@@ -380,7 +385,8 @@ bool MainWindow::import_plan(int s, const QString& path) {
   try {
     if (!context_) throw InputError("workload", "fix the workload before importing a plan");
     QFile in(path);
-    if (!in.open(QIODevice::ReadOnly)) throw InputError("plan", file + ": cannot read (" + in.errorString().toStdString() + ")");
+    if (!in.open(QIODevice::ReadOnly))
+      throw InputError("plan", file + ": cannot read (" + in.errorString().toStdString() + ")");
     const QByteArray bytes = in.readAll();
     nlohmann::json j;
     try {
@@ -406,8 +412,8 @@ bool MainWindow::import_plan(int s, const QString& path) {
     show_error(tr("Cannot import the plan into %1: %2").arg(side_name(s), qstr(e.what())));
     return false;
   }
-  policies_[i]->set_note(tr("Showing the plan imported from %1; change the policy or a knob to plan again.")
-                             .arg(imported_origin_[i]));
+  policies_[i]->set_note(
+      tr("Showing the plan imported from %1; change the policy or a knob to plan again.").arg(imported_origin_[i]));
   show_results();
   clear_error();
   return true;
@@ -455,7 +461,8 @@ void MainWindow::open_with_dialog() {
 }
 
 void MainWindow::save_with_dialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), scenario_path_, tr("Scenarios (*.json)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Save scenario"), scenario_path_, tr("Scenarios (*.json)"));
   if (!path.isEmpty() && !save_scenario(path)) warn(tr("Cannot save the scenario"));
 }
 
@@ -472,8 +479,8 @@ void MainWindow::export_with_dialog() {
 }
 
 void MainWindow::export_metrics_with_dialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export metrics"), QStringLiteral("metrics.csv"),
-                                                    tr("CSV (*.csv)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export metrics"), QStringLiteral("metrics.csv"), tr("CSV (*.csv)"));
   if (!path.isEmpty() && !export_metrics_csv(path)) warn(tr("Cannot export"));
 }
 

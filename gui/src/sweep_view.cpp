@@ -24,9 +24,9 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
-#include "mlasim/sim/evaluation.h"
 #include "mlasim/gui/text_format.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/evaluation.h"
 
 namespace mlasim::gui {
 namespace {
@@ -168,16 +168,17 @@ void SweepView::start() {
   const std::vector<int> values = log_spaced(from_->value(), to_->value(), points_->value());
   std::vector<int> batches;
   for (int b = 1; b <= max_batch_->value(); b *= 2) batches.push_back(b);
-  const std::vector<int> contexts =
-      log_spaced(min_context_->value(), max_context_->value(),
-                 1 + static_cast<int>(std::lround(std::log2(std::max(1.0, double(max_context_->value()) /
-                                                                               std::max(1, min_context_->value()))))));
+  const std::vector<int> contexts = log_spaced(
+      min_context_->value(), max_context_->value(),
+      1 + static_cast<int>(std::lround(
+              std::log2(std::max(1.0, double(max_context_->value()) / std::max(1, min_context_->value()))))));
   done_->store(0);
   total_->store(1);
   progress_->setValue(0);
   run_button_->setText(tr("Running..."));
-  status_->setText(tr("Sweeping %1 and %2...").arg(QString::fromStdString(scenario.policies[0].spec),
-                                                   QString::fromStdString(scenario.policies[1].spec)));
+  status_->setText(
+      tr("Sweeping %1 and %2...")
+          .arg(QString::fromStdString(scenario.policies[0].spec), QString::fromStdString(scenario.policies[1].spec)));
   auto done = done_;
   auto total = total_;
   watcher_.setFuture(QtConcurrent::run([scenario, along_batch, values, batches, contexts, done, total] {
@@ -246,7 +247,8 @@ void SweepView::draw_line() {
   for (size_t i = 0; i < line_.x.size(); ++i) {
     if (!std::isnan(line_.a_us[i])) a->append(line_.x[i], line_.a_us[i]);
     if (!std::isnan(line_.b_us[i])) b->append(line_.x[i], line_.b_us[i]);
-    y_max = std::max({y_max, std::isnan(line_.a_us[i]) ? 0 : line_.a_us[i], std::isnan(line_.b_us[i]) ? 0 : line_.b_us[i]});
+    y_max =
+        std::max({y_max, std::isnan(line_.a_us[i]) ? 0 : line_.a_us[i], std::isnan(line_.b_us[i]) ? 0 : line_.b_us[i]});
   }
   auto* cross = new QScatterSeries;
   cross->setName(tr("crossover (B = A)"));
@@ -342,8 +344,9 @@ void SweepView::draw_heatmap() {
     if (!first) chart->legend()->markers(edge).front()->setVisible(false);
     first = false;
   }
-  chart->setTitle(tr("<b>B speedup over A</b> (A time / B time)<br>blue: B faster · red: B slower · white: equal · "
-                     "full colour at 2x"));
+  chart->setTitle(
+      tr("<b>B speedup over A</b> (A time / B time)<br>blue: B faster · red: B slower · white: equal · "
+         "full colour at 2x"));
   chart->legend()->setAlignment(Qt::AlignBottom);
   paint_heatmap_background();
 }
@@ -357,7 +360,8 @@ void SweepView::paint_heatmap_background() {
   QImage cells(cols, rows, QImage::Format_RGB32);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
-      cells.setPixelColor(j, rows - 1 - i, speedup_color(grid_.speedup(static_cast<size_t>(i), static_cast<size_t>(j))));
+      cells.setPixelColor(j, rows - 1 - i,
+                          speedup_color(grid_.speedup(static_cast<size_t>(i), static_cast<size_t>(j))));
   // One pixel per cell, scaled without smoothing so cells keep sharp edges, placed on the plot area.
   QBrush brush(cells.scaled(area.size().toSize(), Qt::IgnoreAspectRatio, Qt::FastTransformation));
   brush.setTransform(QTransform::fromTranslate(area.left(), area.top()));

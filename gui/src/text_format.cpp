@@ -38,8 +38,9 @@ QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit) 
   const sim::Timeline& tl = lane.timeline();
   if (hit.reduce) {
     const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(hit.index)];
-    return QStringLiteral("%1 · reduce tile %2 of request %3 (head %4)\n%5 partials merged (%6) on CU %7, block %8\n"
-                          "%9 → %10 (%11)")
+    return QStringLiteral(
+               "%1 · reduce tile %2 of request %3 (head %4)\n%5 partials merged (%6) on CU %7, block %8\n"
+               "%9 → %10 (%11)")
         .arg(lane.name)
         .arg(r.tile)
         .arg(r.request)
@@ -55,8 +56,9 @@ QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit) 
   const int per_cu = std::max(1, tl.rows_per_cu);
   const QString where = per_cu > 1 ? QStringLiteral("CU %1 slot %2").arg(hit.row / per_cu).arg(hit.row % per_cu)
                                    : QStringLiteral("CU %1").arg(hit.row);
-  return QStringLiteral("%1 · %2 · work %3\nrequest %4 (batch_idx %5), %6\nqo rows [%7, %8), kv pages [%9, %10) = %11 pages\n"
-                        "%12 → %13 (%14; fixed part to %15)")
+  return QStringLiteral(
+             "%1 · %2 · work %3\nrequest %4 (batch_idx %5), %6\nqo rows [%7, %8), kv pages [%9, %10) = %11 pages\n"
+             "%12 → %13 (%14; fixed part to %15)")
       .arg(lane.name, where)
       .arg(b.work)
       .arg(b.request)

@@ -34,8 +34,8 @@ double tick_step(double span_us, double width_px, double min_px) {
 // per-colour buckets so each colour costs one drawRects call.
 class RectBatcher {
  public:
-  RectBatcher(int num_requests, int selected) : buckets_(static_cast<size_t>(std::max(1, num_requests)) * 2),
-                                                selected_(selected) {}
+  RectBatcher(int num_requests, int selected)
+      : buckets_(static_cast<size_t>(std::max(1, num_requests)) * 2), selected_(selected) {}
 
   void start_row(int y, int height) {
     flush();
@@ -123,7 +123,8 @@ class RectBatcher {
 }  // namespace
 
 QColor request_color(int request) {
-  if (request >= 0 && request < static_cast<int>(kPalette.size())) return QColor(kPalette[static_cast<size_t>(request)]);
+  if (request >= 0 && request < static_cast<int>(kPalette.size()))
+    return QColor(kPalette[static_cast<size_t>(request)]);
   // Golden-angle hues never repeat, and alternating saturation and value keeps near hues apart.
   const double hue = std::fmod(request * 137.50776405, 360.0) / 360.0;
   const double sat = request % 2 ? 0.55 : 0.75;
@@ -358,8 +359,7 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
     const double reduce_h = layout.reduce_lane_height(lane_i);
     if (reduce_y + reduce_h >= visible_top && reduce_y <= visible_bottom)
       p.drawText(QRectF(0, reduce_y + reduce_h / 2 - fm.height() / 2.0, style.header_width - 8, fm.height()),
-                 Qt::AlignRight | Qt::AlignVCenter,
-                 QStringLiteral("reduce (%1)").arg(lane.timeline().reduce.size()));
+                 Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("reduce (%1)").arg(lane.timeline().reduce.size()));
   }
 
   // The time axis, drawn last so the rows scroll under it.
@@ -370,8 +370,7 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
   for (double t = first_tick; t <= viewport.t1_us; t += step) {
     const int x = static_cast<int>(std::lround(layout.x_of(t)));
     p.drawLine(x, style.axis_height - 5, x, style.axis_height - 1);
-    if (style.text)
-      p.drawText(QRectF(x - 45, 0, 90, style.axis_height - 6), Qt::AlignCenter, format_tick_us(t, step));
+    if (style.text) p.drawText(QRectF(x - 45, 0, 90, style.axis_height - 6), Qt::AlignCenter, format_tick_us(t, step));
   }
   if (style.text)
     p.drawText(QRectF(6, 0, style.header_width - 12, style.axis_height - 2), Qt::AlignVCenter | Qt::AlignLeft,

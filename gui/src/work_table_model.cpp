@@ -22,9 +22,7 @@ const sim::TimelineBox& WorkTableModel::box(int row) const {
   return scene_->lanes[static_cast<size_t>(lane_)].timeline().rows[static_cast<size_t>(r)][static_cast<size_t>(i)];
 }
 
-int WorkTableModel::request_of_row(int row) const {
-  return row >= 0 && row < rowCount() ? box(row).request : -1;
-}
+int WorkTableModel::request_of_row(int row) const { return row >= 0 && row < rowCount() ? box(row).request : -1; }
 
 std::vector<int> WorkTableModel::rows_of_request(int request) const {
   std::vector<int> rows;
@@ -47,7 +45,9 @@ QVariant WorkTableModel::data(const QModelIndex& index, int role) const {
   const TimelineLane& lane = scene_->lanes[static_cast<size_t>(lane_)];
   const sim::WorkInfo& w = lane.plan->works[static_cast<size_t>(b.work)];
   const bool display = role == Qt::DisplayRole;
-  const auto time = [display](double us) -> QVariant { return display ? QVariant(QString::number(us, 'f', 2)) : QVariant(us); };
+  const auto time = [display](double us) -> QVariant {
+    return display ? QVariant(QString::number(us, 'f', 2)) : QVariant(us);
+  };
   switch (index.column()) {
     case kCluster: return boxes_[static_cast<size_t>(index.row())].first;
     case kWork: return b.work;
@@ -70,9 +70,9 @@ QVariant WorkTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant WorkTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole || orientation != Qt::Horizontal) return {};
-  static const char* const kNames[kColumns] = {"CU",     "work",     "request", "batch_idx", "qo_start",
-                                               "qo_end", "kv_start", "kv_end",  "pages",     "partial row",
-                                               "begin µs", "end µs", "µs"};
+  static const char* const kNames[kColumns] = {"CU",       "work",     "request", "batch_idx", "qo_start",
+                                               "qo_end",   "kv_start", "kv_end",  "pages",     "partial row",
+                                               "begin µs", "end µs",   "µs"};
   return section >= 0 && section < kColumns ? tr(kNames[section]) : QVariant();
 }
 

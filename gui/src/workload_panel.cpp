@@ -10,10 +10,10 @@
 #include <QStackedWidget>
 #include <limits>
 
-#include "mlasim/sim/evaluation.h"
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/text_lists.h"
+#include "mlasim/sim/evaluation.h"
 
 namespace mlasim::gui {
 namespace {
@@ -44,7 +44,8 @@ std::vector<int> parse_lengths(const QString& text) {
   std::vector<int> out = parse_int_list(items.join(QLatin1Char(',')).toStdString(), "kv_lens");
   for (int v : out)
     if (v > kMaxContext)
-      throw InputError("kv_lens", "must be KV lengths 1.." + std::to_string(kMaxContext) + ", got " + std::to_string(v));
+      throw InputError("kv_lens",
+                       "must be KV lengths 1.." + std::to_string(kMaxContext) + ", got " + std::to_string(v));
   return out;
 }
 
@@ -139,8 +140,8 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
   });
   for (QComboBox* c : {batch_kind_, distribution_, q_dtype_, kv_dtype_, page_size_})
     connect(c, &QComboBox::currentIndexChanged, this, &WorkloadPanel::emit_changed);
-  for (QSpinBox* s : {count_, context_, random_count_, min_context_, max_context_, median_context_, seed_, qlen_,
-                      heads_, clusters_})
+  for (QSpinBox* s :
+       {count_, context_, random_count_, min_context_, max_context_, median_context_, seed_, qlen_, heads_, clusters_})
     connect(s, &QSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(sigma_, &QDoubleSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(kv_lens_, &QLineEdit::textChanged, this, &WorkloadPanel::emit_changed);
@@ -149,7 +150,8 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
 void WorkloadPanel::show_batch_page(int index) {
   // Only the shown page counts for the size, so the uniform form is not as tall as the random one.
   for (int i = 0; i < batch_pages_->count(); ++i)
-    batch_pages_->widget(i)->setSizePolicy(QSizePolicy::Preferred, i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+    batch_pages_->widget(i)->setSizePolicy(QSizePolicy::Preferred,
+                                           i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
   batch_pages_->setCurrentIndex(index);
   batch_pages_->adjustSize();
 }
@@ -180,9 +182,7 @@ sim::Workload WorkloadPanel::workload() const {
       b.count = count_->value();
       b.context = context_->value();
       break;
-    case sim::BatchSpec::Kind::list:
-      b.kv_lens = parse_lengths(kv_lens_->text());
-      break;
+    case sim::BatchSpec::Kind::list: b.kv_lens = parse_lengths(kv_lens_->text()); break;
     case sim::BatchSpec::Kind::random:
       b.count = random_count_->value();
       b.distribution = static_cast<sim::BatchSpec::Distribution>(distribution_->currentIndex());

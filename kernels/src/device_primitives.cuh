@@ -120,8 +120,8 @@ __device__ __forceinline__ uint32_t pack_e4m3x2(float lo, float hi) {
     const float a = fminf(fabsf(f), 448.f);
     if (a < 0.015625f) return sign | static_cast<uint32_t>(rintf(a * 512.f));  // subnormal: 2^-9 steps
     int e;
-    const float m = frexpf(a, &e);                            // a = m 2^e, m in [0.5, 1)
-    float q = rintf(m * 16.f);                                // 4 significant bits
+    const float m = frexpf(a, &e);  // a = m 2^e, m in [0.5, 1)
+    float q = rintf(m * 16.f);      // 4 significant bits
     if (q == 16.f) q = 8.f, ++e;
     const uint32_t v = (static_cast<uint32_t>(e + 6) << 3) | (static_cast<uint32_t>(q) & 7u);
     return sign | (v > 0x7eu ? 0x7eu : v);

@@ -1,14 +1,13 @@
 // mla_decode_persistent: grid = the plan's clusters; workgroup c runs works [work_indptr[c], work_indptr[c+1]).
-#include "mlasim/kernels/gpu_check.h"
 #include "mla_decode_tile.cuh"
 #include "mla_launch.h"
+#include "mlasim/kernels/gpu_check.h"
 
 namespace mlasim::kernels {
 namespace {
 
 template <bool kFp8, int kGroups, bool kSplitTokens>
-__global__ void __launch_bounds__(128 * kGroups, 1)
-    mla_decode_persistent_kernel(DecodeParams p) {
+__global__ void __launch_bounds__(128 * kGroups, 1) mla_decode_persistent_kernel(DecodeParams p) {
   extern __shared__ uint4 smem_words[];
   auto* smem = reinterpret_cast<unsigned char*>(smem_words);
   const int end = p.work_indptr[blockIdx.x + 1];

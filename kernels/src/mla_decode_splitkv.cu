@@ -1,15 +1,14 @@
 // mla_decode_splitkv: the non-persistent baseline. One workgroup per work, in the plan's launch order; the
 // hardware schedules the grid (round-robin or contiguous splits come from the plan's policy).
-#include "mlasim/kernels/gpu_check.h"
 #include "mla_decode_tile.cuh"
 #include "mla_launch.h"
+#include "mlasim/kernels/gpu_check.h"
 
 namespace mlasim::kernels {
 namespace {
 
 template <bool kFp8, int kGroups, bool kSplitTokens>
-__global__ void __launch_bounds__(128 * kGroups, 1)
-    mla_decode_splitkv_kernel(DecodeParams p) {
+__global__ void __launch_bounds__(128 * kGroups, 1) mla_decode_splitkv_kernel(DecodeParams p) {
   extern __shared__ uint4 smem_words[];
   run_work<kFp8, kGroups, kSplitTokens>(p, p.works[blockIdx.x], reinterpret_cast<unsigned char*>(smem_words));
 }

@@ -29,7 +29,7 @@ struct DecodeConfig {
   static constexpr bool kFp8 = kFp8Kv;
   static constexpr int kGroups = kGroupsPerLaunch;
   static constexpr bool kSplitTokens = kSplitTokensPerGroup;
-  static constexpr int kTile = 64;          // KV tokens per shared-memory tile
+  static constexpr int kTile = 64;  // KV tokens per shared-memory tile
   static constexpr int kStages = kFp8 ? 4 : 3;
   static constexpr int kWarps = 4 * kGroups;
   static constexpr int kThreads = 32 * kWarps;
@@ -41,7 +41,7 @@ struct DecodeConfig {
   static constexpr int kKvBytes = kFp8 ? 1 : 2;
   // fp8 rows padded by 32 bytes (152 words, 24 mod 32 banks): the fp8 operand loads below are conflict-free.
   static constexpr int kStageRow = kFp8 ? kQkDim + 32 : kBf16Row;
-  static constexpr int kChunks = kQkDim * kKvBytes / 16;  // 16-byte copies per token row
+  static constexpr int kChunks = kQkDim * kKvBytes / 16;       // 16-byte copies per token row
   static constexpr int kRowsPerThread = kTile * 8 / kThreads;  // 8 threads copy each token row
   static constexpr int kStageBytes = kTile * kStageRow;
   static constexpr int kPRow = kTile * 2 + 16;  // one packed row of P (bf16 or fp16), padded like the stages
@@ -69,9 +69,7 @@ struct DecodeSmem {
   __device__ __forceinline__ float* exchange(int group) const {
     return reinterpret_cast<float*>(base + kExchangeOffset) + group * kExchangeGroupFloats;
   }
-  __device__ __forceinline__ float* merge_values() const {
-    return reinterpret_cast<float*>(base + kMergeValuesOffset);
-  }
+  __device__ __forceinline__ float* merge_values() const { return reinterpret_cast<float*>(base + kMergeValuesOffset); }
   __device__ __forceinline__ float* merge_rows() const { return reinterpret_cast<float*>(base + kMergeRowsOffset); }
 };
 
@@ -180,8 +178,8 @@ struct LaneRows {
   int qrow[2], head[2], limit[2];
 };
 
-__device__ __forceinline__ LaneRows lane_rows(const DecodeParams& p, const WorkRow& w, const WorkSpan& span,
-                                              int mrow, bool active, int g) {
+__device__ __forceinline__ LaneRows lane_rows(const DecodeParams& p, const WorkRow& w, const WorkSpan& span, int mrow,
+                                              bool active, int g) {
   LaneRows r;
   for (int h = 0; h < 2; ++h) {
     const int pr = active ? mrow + g + 8 * h : 0;
@@ -207,8 +205,8 @@ __device__ __forceinline__ uint32_t q_operand(const uint16_t* q) {
 
 // Stage Q: the lane's two rows into registers (zeros for a group past the tile's rows), once per pass.
 template <bool kFp8>
-__device__ __forceinline__ void stage_q(QFragments& qf, const DecodeParams& p, const WorkRow& w,
-                                        const LaneRows& rows, bool active, int t) {
+__device__ __forceinline__ void stage_q(QFragments& qf, const DecodeParams& p, const WorkRow& w, const LaneRows& rows,
+                                        bool active, int t) {
   const uint16_t* q0 = p.q + (static_cast<int64_t>(w.qo_start + rows.qrow[0]) * p.heads + rows.head[0]) * kQkDim;
   const uint16_t* q1 = p.q + (static_cast<int64_t>(w.qo_start + rows.qrow[1]) * p.heads + rows.head[1]) * kQkDim;
 #pragma unroll
@@ -265,9 +263,8 @@ __device__ __forceinline__ void qk_scores(AccumFragment<C::kScoreRegs>& s, const
 // accumulators. Ends with the barrier after which P is complete.
 template <class C>
 __device__ __forceinline__ void softmax_step(AccumFragment<C::kScoreRegs>& s, OnlineSoftmax<2>& sm, PvAccum& o,
-                                             float* exchange, unsigned char* pbuf, const LaneRows& rows,
-                                             int tile_tok, int tok_end, float score_scale, int wtok,
-                                             const PortableLane& L) {
+                                             float* exchange, unsigned char* pbuf, const LaneRows& rows, int tile_tok,
+                                             int tok_end, float score_scale, int wtok, const PortableLane& L) {
   using S = AccumFragment<C::kScoreRegs>;
   const int g = L.g, t = L.t;
   float mx[2] = {neg_inf(), neg_inf()};
@@ -362,8 +359,7 @@ __device__ __forceinline__ void pv_accumulate(PvAccum& o, const unsigned char* p
       for (int nb = 0; nb < 8; ++nb) {
         uint32_t vb[4];
         const int d0 = 128 * wig + 16 * nb;
-        const uint32_t off =
-            (16 * ks + (lane & 7) + 8 * ((lane >> 3) & 1)) * C::kStageRow + (d0 + 8 * (lane >> 4)) * 2;
+        const uint32_t off = (16 * ks + (lane & 7) + 8 * ((lane >> 3) & 1)) * C::kStageRow + (d0 + 8 * (lane >> 4)) * 2;
         dev::ldmatrix_x4_trans(vb, kt, off);
         dev::mma_bf16_16816(o.block_regs(2 * nb), pa, vb);
         dev::mma_bf16_16816(o.block_regs(2 * nb + 1), pa, vb + 2);

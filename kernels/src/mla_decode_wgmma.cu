@@ -2,9 +2,9 @@
 // cluster c walks works [work_indptr[c], work_indptr[c+1])) and the non-persistent grid (one pair per work).
 // Built where the target has wgmma (sm_90a); elsewhere wgmma_decode_built() says no and the runner keeps the
 // portable kernels.
-#include "mlasim/kernels/gpu_check.h"
 #include "mla_decode_wgmma_tile.cuh"
 #include "mla_launch.h"
+#include "mlasim/kernels/gpu_check.h"
 
 namespace mlasim::kernels {
 

@@ -3,9 +3,9 @@
 // target has wgmma (sm_90a), like mla_decode_wgmma.cu; the tensor maps come from the CUDA driver.
 #include <algorithm>
 
-#include "mlasim/kernels/gpu_check.h"
 #include "mla_decode_wgmma_fp8_tile.cuh"
 #include "mla_launch.h"
+#include "mlasim/kernels/gpu_check.h"
 #if defined(MLASIM_GPU_NVIDIA)
 #include <cudaTypedefs.h>
 #endif
@@ -34,8 +34,8 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    const bool ok = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                                     &found) == cudaSuccess &&
+    const bool ok = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) ==
+                        cudaSuccess &&
                     found == cudaDriverEntryPointSuccess;
     return ok ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn) : nullptr;
   }();
@@ -60,9 +60,8 @@ Fp8TensorMaps make_fp8_tensor_maps(const DecodeParams& p) {
   auto encode_map = [&](unsigned char* map, cuuint32_t box_bytes, CUtensorMapSwizzle swizzle) {
     const cuuint32_t box[2] = {box_bytes, static_cast<cuuint32_t>(rows)};
     return encode(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_UINT8, 2,
-                  const_cast<unsigned char*>(p.kv), dims, strides, box, element_strides,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                  const_cast<unsigned char*>(p.kv), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                  swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   };
   const CUresult a = encode_map(maps.columns, 128, CU_TENSOR_MAP_SWIZZLE_128B);
   const CUresult b = encode_map(maps.tail, 64, CU_TENSOR_MAP_SWIZZLE_64B);

@@ -38,9 +38,9 @@
 namespace mlasim::kernels {
 
 struct WgmmaFp8Config {
-  static constexpr int kRows = 16;        // packed rows per pass (the MMAs' N; QK^T's N is hi and lo: 32)
-  static constexpr int kTile = 64;        // KV tokens per stage (the MMAs' M)
-  static constexpr int kConsumers = 256;  // two consumer warpgroups
+  static constexpr int kRows = 16;                   // packed rows per pass (the MMAs' N; QK^T's N is hi and lo: 32)
+  static constexpr int kTile = 64;                   // KV tokens per stage (the MMAs' M)
+  static constexpr int kConsumers = 256;             // two consumer warpgroups
   static constexpr int kThreads = kConsumers + 128;  // and the producer warpgroup
   // Registers per thread: the launch gives every thread 168 (65536 / 384, rounded down to 8); the producer
   // warpgroup gives most of its share to the consumers. The split must add up exactly, or the consumers'
@@ -73,7 +73,7 @@ struct WgmmaFp8Smem {
   static constexpr int kPBytes = C::kRows * 128;
   // KV stages: a tile of 64 tokens in the fp8 operand layout (fp8_operand_offset<64>), exactly 64 x 576 bytes.
   static constexpr int kStageOffset = kPOffset + 2 * kPBytes;
-  static constexpr int kStageColumnBytes = C::kTile * 128;  // one 128-dim column of the tile
+  static constexpr int kStageColumnBytes = C::kTile * 128;        // one 128-dim column of the tile
   static constexpr int kStageTailOffset = 4 * kStageColumnBytes;  // dims 512..575, 64 bytes a row
   static constexpr int kStageBytes = C::kTile * kQkDim;
   // The end-of-pass merge: warpgroup 1's accumulators of 128 dims per round (16 rows x 128 fp32).
@@ -127,8 +127,8 @@ __device__ __forceinline__ int swizzled16_offset(int n, int k) {
 // row r (0..3) is column fp8_lane_row(r, t), held in registers index(r / 2, h, r % 2) of each fragment.
 //   S^T: rows = the tile's tokens, 16 warp + g + 8h;
 //   O^T: eight fragments, one per 64-dim block b; rows = value dims fp8_out_dim(b, h, warp, g).
-using Fp8ScoreAccum = AccumFragment<8>;   // hi + lo / 16 of the two QK^T chains
-using Fp8QkAccum = AccumFragment<16>;     // one chain: columns 0..15 the hi rows, 16..31 the lo rows
+using Fp8ScoreAccum = AccumFragment<8>;  // hi + lo / 16 of the two QK^T chains
+using Fp8QkAccum = AccumFragment<16>;    // one chain: columns 0..15 the hi rows, 16..31 the lo rows
 using Fp8OutAccum = AccumFragment<8>;
 
 __device__ __forceinline__ int fp8_lane_row(int r, int t) { return 8 * (r >> 1) + 2 * t + (r & 1); }
@@ -140,9 +140,7 @@ __device__ __forceinline__ int fp8_out_dim(int b, int h, int warp, int g) {
 
 #if defined(MLASIM_WGMMA)
 // Passes of 16 packed rows over a work.
-__device__ __forceinline__ int fp8_passes(const WorkSpan& s) {
-  return ceil_div(s.packed_rows, WgmmaFp8Config::kRows);
-}
+__device__ __forceinline__ int fp8_passes(const WorkSpan& s) { return ceil_div(s.packed_rows, WgmmaFp8Config::kRows); }
 
 // The tiles of works [first, last) in the order the consumers take them: each pass of each work, tile by tile.
 struct Fp8TileCursor {
@@ -292,9 +290,10 @@ __device__ __forceinline__ void stage_q(const WgmmaFp8Smem& smem, const DecodePa
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     const int pr = m0 + 2 * warp + rr;
-    rows[rr] = pr < packed_rows ? reinterpret_cast<const uint32_t*>(
-                                      p.q + (static_cast<int64_t>(w.qo_start + pr / H) * H + pr % H) * kQkDim)
-                                : nullptr;
+    rows[rr] =
+        pr < packed_rows
+            ? reinterpret_cast<const uint32_t*>(p.q + (static_cast<int64_t>(w.qo_start + pr / H) * H + pr % H) * kQkDim)
+            : nullptr;
     float amax = 0.f;  // over the lane's bf16 pairs: dims 2 (lane + 32 m)
 #pragma unroll
     for (int m = 0; m < kQkDim / 64; ++m) {
@@ -319,8 +318,7 @@ __device__ __forceinline__ void stage_q(const WgmmaFp8Smem& smem, const DecodePa
     const uint32_t lo = dev::pack_e4m3x2(16.f * r0, 16.f * r1);
     const int d = 2 * (lane + 32 * m);
     *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n, d)) = static_cast<uint16_t>(hi);
-    *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n + C::kRows, d)) =
-        static_cast<uint16_t>(lo);
+    *reinterpret_cast<uint16_t*>(qs + fp8_operand_offset<2 * C::kRows>(n + C::kRows, d)) = static_cast<uint16_t>(lo);
   }
   wg::fence_shared_for_async();
   wg::named_sync(C::kConsumersBarrier, C::kConsumers);
@@ -369,8 +367,8 @@ struct Fp8PassRows {
 // rescale of the accumulators. Ends with the barrier after which P is complete and every warp has read the
 // maxima.
 __device__ __forceinline__ void softmax_step(Fp8ScoreAccum& s, OnlineSoftmax<4>& sm, Fp8OutAccum (&o)[8],
-                                             const WgmmaFp8Smem& smem, const Fp8PassRows& rows, int tok0,
-                                             int tok_end, const Fp8ConsumerLane& L) {
+                                             const WgmmaFp8Smem& smem, const Fp8PassRows& rows, int tok0, int tok_end,
+                                             const Fp8ConsumerLane& L) {
   using C = WgmmaFp8Config;
   float* xmax = smem.warp_max(L.grp);
   unsigned char* ps = smem.p(L.grp);
@@ -404,8 +402,7 @@ __device__ __forceinline__ void softmax_step(Fp8ScoreAccum& s, OnlineSoftmax<4>&
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
     const int n = fp8_lane_row(r, L.t);
-    const float m =
-        fmaxf(fmaxf(xmax[n], xmax[C::kRows + n]), fmaxf(xmax[2 * C::kRows + n], xmax[3 * C::kRows + n]));
+    const float m = fmaxf(fmaxf(xmax[n], xmax[C::kRows + n]), fmaxf(xmax[2 * C::kRows + n], xmax[3 * C::kRows + n]));
     float base;
     alpha[r] = sm.advance_max(r, m * rows.scale[r], base);
     nbase[r] = -base;
@@ -443,8 +440,8 @@ __device__ __forceinline__ void v_fragments(uint32_t* ax, uint32_t* ay, const un
   for (int i = 0; i < 4; ++i) {
     const int tok = k0 + 2 * t + (i & 1) + 8 * (i >> 1);
     const int j = 2 * warp + (g >> 2);
-    wd[i] = *reinterpret_cast<const uint32_t*>(tile + pp * WgmmaFp8Smem::kStageColumnBytes +
-                                               swizzle128_offset(tok, j) + 4 * (g & 3));
+    wd[i] = *reinterpret_cast<const uint32_t*>(tile + pp * WgmmaFp8Smem::kStageColumnBytes + swizzle128_offset(tok, j) +
+                                               4 * (g & 3));
   }
   const uint32_t lo01 = dev::interleave_bytes<false>(wd[0], wd[1]), hi01 = dev::interleave_bytes<true>(wd[0], wd[1]);
   const uint32_t lo23 = dev::interleave_bytes<false>(wd[2], wd[3]), hi23 = dev::interleave_bytes<true>(wd[2], wd[3]);
@@ -543,8 +540,8 @@ __device__ __forceinline__ void merge_row_states(const DecodeParams& p, const Wo
 // stays rolled, each round taking o[0] and o[1] and then shifting the accumulators down by two: it runs once per
 // pass, and at a kernel's end its code comes cold from memory.
 __device__ __forceinline__ void merge_and_store(const DecodeParams& p, const WorkRow& w, const WgmmaFp8Smem& smem,
-                                                Fp8OutAccum (&o)[8], const float (&c0)[4], const float (&c1)[4],
-                                                int m0, int packed_rows, const Fp8ConsumerLane& L) {
+                                                Fp8OutAccum (&o)[8], const float (&c0)[4], const float (&c1)[4], int m0,
+                                                int packed_rows, const Fp8ConsumerLane& L) {
   using C = WgmmaFp8Config;
   float* xo = smem.merge_values();
 #pragma unroll 1
@@ -552,9 +549,8 @@ __device__ __forceinline__ void merge_and_store(const DecodeParams& p, const Wor
     if (L.grp == 1) {
 #pragma unroll
       for (int r = 0; r < 4; ++r)
-        *reinterpret_cast<float4*>(xo + fp8_lane_row(r, L.t) * 128 + 32 * L.warp + 4 * L.g) =
-            make_float4(o[0][fp8_lane_reg(r, 0)], o[0][fp8_lane_reg(r, 1)], o[1][fp8_lane_reg(r, 0)],
-                        o[1][fp8_lane_reg(r, 1)]);
+        *reinterpret_cast<float4*>(xo + fp8_lane_row(r, L.t) * 128 + 32 * L.warp + 4 * L.g) = make_float4(
+            o[0][fp8_lane_reg(r, 0)], o[0][fp8_lane_reg(r, 1)], o[1][fp8_lane_reg(r, 0)], o[1][fp8_lane_reg(r, 1)]);
     }
     wg::named_sync(C::kConsumersBarrier, C::kConsumers);
     if (L.grp == 0) {
@@ -568,9 +564,8 @@ __device__ __forceinline__ void merge_and_store(const DecodeParams& p, const Wor
         const float y1 = o[0][fp8_lane_reg(r, 1)] * c0[r] + x.y * c1[r];
         const float y2 = o[1][fp8_lane_reg(r, 0)] * c0[r] + x.z * c1[r];
         const float y3 = o[1][fp8_lane_reg(r, 1)] * c0[r] + x.w * c1[r];
-        with_output_row(p, w, pr / p.heads, pr % p.heads, 128 * pp, [&](const auto& out) {
-          out.store4(fp8_out_dim(0, 0, L.warp, L.g), y0, y1, y2, y3);
-        });
+        with_output_row(p, w, pr / p.heads, pr % p.heads, 128 * pp,
+                        [&](const auto& out) { out.store4(fp8_out_dim(0, 0, L.warp, L.g), y0, y1, y2, y3); });
       }
     }
     wg::named_sync(C::kConsumersBarrier, C::kConsumers);  // the round's exchange (and, last, Q) is free again
@@ -628,13 +623,13 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
 
 // Works [first, last) on one workgroup: mbarriers, then the producer warpgroup and the two consumer warpgroups.
 __device__ void run_works_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& maps, int first, int last,
-                                   unsigned char* smem) {
+                                    unsigned char* smem) {
 #if defined(MLASIM_WGMMA)
   using C = WgmmaFp8Config;
   uint64_t* full = WgmmaFp8Smem{smem}.full();
   if (threadIdx.x == 0) {
     for (int i = 0; i < C::kStages; ++i) {
-      wg::mbarrier_init(&full[i], 128);  // full: every producer thread, when its copies land
+      wg::mbarrier_init(&full[i], 128);               // full: every producer thread, when its copies land
       wg::mbarrier_init(&full[C::kStages + i], 128);  // empty: every thread of the consuming warpgroup
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");

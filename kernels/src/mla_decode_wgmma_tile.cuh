@@ -31,9 +31,9 @@
 namespace mlasim::kernels {
 
 struct WgmmaDecodeConfig {
-  static constexpr int kRows = 64;     // packed rows per workgroup and pass
-  static constexpr int kTile = 64;     // KV tokens per stage
-  static constexpr int kThreads = 256; // two warpgroups
+  static constexpr int kRows = 64;      // packed rows per workgroup and pass
+  static constexpr int kTile = 64;      // KV tokens per stage
+  static constexpr int kThreads = 256;  // two warpgroups
   // Named barrier ids (0 is __syncthreads).
   static constexpr int kPFull = 1, kPFree = 2, kStageFree = 3, kSumFull = 4, kSumFree = 5, kQReady = 6;
 };
@@ -49,8 +49,8 @@ struct WgmmaSmem {
   static constexpr int kPOffset = kStageOffset + kStages * kStageBytes;
   static constexpr int kPColumnBytes = 1024;  // P: 64 rows x 64 tokens bf16, 8 no-swizzle columns of 8 tokens
   static constexpr int kPBytes = 8 * kPColumnBytes;
-  static constexpr int kAlphaOffset = kPOffset + kPBytes;  // the rows' rescale factors of the current tile
-  static constexpr int kSumOffset = kAlphaOffset + 64 * 4;  // the rows' softmax sums at the end of a pass
+  static constexpr int kAlphaOffset = kPOffset + kPBytes;     // the rows' rescale factors of the current tile
+  static constexpr int kSumOffset = kAlphaOffset + 64 * 4;    // the rows' softmax sums at the end of a pass
   static constexpr int kBarrierOffset = kSumOffset + 64 * 4;  // one mbarrier per stage: its copies landed
   static constexpr int kBytes = kBarrierOffset + kStages * 8;
   static_assert(kStageOffset % 1024 == 0 && kStageBytes % 1024 == 0 && kPOffset % 1024 == 0,
@@ -234,7 +234,8 @@ __device__ __forceinline__ void softmax_step(ScoreAccum& s, OnlineSoftmax<2>& sm
   for (int j = 0; j < 8; ++j) {
     // Tokens 8j + 2t, 2t + 1 of rows r0 and r0 + 8: chunk j of the no-swizzle layout.
     unsigned char* dst = ps + core_matrix_offset(L.r0, j, WgmmaSmem::kPColumnBytes) + 4 * L.t;
-    *reinterpret_cast<uint32_t*>(dst) = dev::pack_bf16x2(pw[ScoreAccum::index(j, 0, 0)], pw[ScoreAccum::index(j, 0, 1)]);
+    *reinterpret_cast<uint32_t*>(dst) =
+        dev::pack_bf16x2(pw[ScoreAccum::index(j, 0, 0)], pw[ScoreAccum::index(j, 0, 1)]);
     *reinterpret_cast<uint32_t*>(dst + 128) =
         dev::pack_bf16x2(pw[ScoreAccum::index(j, 1, 0)], pw[ScoreAccum::index(j, 1, 1)]);
   }
@@ -289,7 +290,8 @@ __device__ __forceinline__ void copy_and_pv_upper(const DecodeParams& p, const W
     if (it + 2 < span.num_tiles) {
       copy.issue(smem.stage(q & 1), p.kv, p.page_size);
       wg::arrive_when_copies_land(&bars[q & 1]);
-      if (it + 3 < span.num_tiles) copy.fetch_slots(p, span.tok_begin + (it + 3) * C::kTile, span.tok_end, span.page_begin);
+      if (it + 3 < span.num_tiles)
+        copy.fetch_slots(p, span.tok_begin + (it + 3) * C::kTile, span.tok_end, span.page_begin);
     }
   }
   wg::named_sync(C::kSumFull, 256);

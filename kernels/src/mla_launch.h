@@ -1,7 +1,7 @@
 #pragma once
 // Launchers of the three kernels (one per .cu file). Each checks its launch and throws GpuError on failure.
-#include "mlasim/kernels/gpu_runtime.h"
 #include "mla_params.h"
+#include "mlasim/kernels/gpu_runtime.h"
 
 namespace mlasim::kernels {
 
@@ -10,8 +10,7 @@ namespace mlasim::kernels {
 int decode_groups_for(int packed_rows_per_tile);
 
 // Grid = num_clusters workgroups, each walking its work list.
-void launch_mla_decode_persistent(const DecodeParams& p, bool fp8_kv, int groups, int num_clusters,
-                                  hipStream_t stream);
+void launch_mla_decode_persistent(const DecodeParams& p, bool fp8_kv, int groups, int num_clusters, hipStream_t stream);
 // Grid = num_works workgroups, one work each, in launch order.
 void launch_mla_decode_splitkv(const DecodeParams& p, bool fp8_kv, int groups, int num_works, hipStream_t stream);
 // Hopper warpgroup-MMA decode (bf16 KV): built only for sm_90a. `pair` workgroups (1 or 2) share each tile's

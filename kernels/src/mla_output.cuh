@@ -41,8 +41,8 @@ __device__ __forceinline__ void with_output_row(const DecodeParams& p, const Wor
   if (w.partial_qo_loc < 0)
     write(FinalOutputRow{p.out + (static_cast<int64_t>(w.qo_start + qrow) * p.heads + head) * kVDim + dim0});
   else
-    write(PartialOutputRow{p.partial_out +
-                           (static_cast<int64_t>(w.partial_qo_loc + qrow) * p.heads + head) * kVDim + dim0});
+    write(PartialOutputRow{p.partial_out + (static_cast<int64_t>(w.partial_qo_loc + qrow) * p.heads + head) * kVDim +
+                           dim0});
 }
 
 // The LSE of packed row (qrow, head) of a split work, from the row's softmax maximum (log2 units) and sum.

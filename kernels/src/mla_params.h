@@ -21,9 +21,9 @@ struct DecodeParams {
   const int32_t* batch_qlen = nullptr;
   const int32_t* work_indptr = nullptr;  // persistent launches: works of block c are [indptr[c], indptr[c+1])
   const WorkRow* works = nullptr;
-  uint16_t* out = nullptr;               // bf16 [q rows, heads, 512]
-  float* partial_out = nullptr;          // fp32 [partial rows, heads, 512]
-  float* partial_lse = nullptr;          // fp32 [partial rows, heads]
+  uint16_t* out = nullptr;       // bf16 [q rows, heads, 512]
+  float* partial_out = nullptr;  // fp32 [partial rows, heads, 512]
+  float* partial_lse = nullptr;  // fp32 [partial rows, heads]
   int heads = 16;
   int page_size = 1;
   int causal = 1;
@@ -38,10 +38,10 @@ struct ReduceParams {
   const float* partial_out = nullptr;
   const float* partial_lse = nullptr;
   uint16_t* out = nullptr;
-  int num_tiles = 0;       // reduce_indptr entries - 1 (the buffer's tile count)
+  int num_tiles = 0;  // reduce_indptr entries - 1 (the buffer's tile count)
   int heads = 16;
-  int num_partials = 0;    // reduce_indptr's last written value: the persistent loop stops at it
-  int row_groups = 1;      // Wg
+  int num_partials = 0;  // reduce_indptr's last written value: the persistent loop stops at it
+  int row_groups = 1;    // Wg
 };
 
 }  // namespace mlasim::kernels

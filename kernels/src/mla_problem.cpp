@@ -67,9 +67,7 @@ uint8_t float_to_fp8_e4m3(float f) {
   return static_cast<uint8_t>(best | (f < 0 ? 0x80 : 0));
 }
 
-int64_t MlaProblem::kv_bytes() const {
-  return batch.total_kv_tokens() * DecodeBatch::kQkHeadDim * kv_elem_bytes();
-}
+int64_t MlaProblem::kv_bytes() const { return batch.total_kv_tokens() * DecodeBatch::kQkHeadDim * kv_elem_bytes(); }
 
 MlaProblem MlaProblem::make(const DecodeBatch& batch, const sim::Plan& plan, uint64_t seed) {
   batch.validate();

@@ -7,8 +7,8 @@
 // memory (one load per thread, all in flight together), then each group of 128 threads streams every fourth
 // partial with four loads in flight, so a row costs a few memory latencies instead of one per partial.
 #include "device_primitives.cuh"
-#include "mlasim/kernels/gpu_check.h"
 #include "mla_launch.h"
+#include "mlasim/kernels/gpu_check.h"
 
 namespace mlasim::kernels {
 namespace {
@@ -18,7 +18,7 @@ constexpr int kChunk = 256;       // partials staged at a time
 
 // kPartialGroups groups of 128 threads split the partials of a row (1 for few partials per tile, 4 for many).
 template <int kPartialGroups>
-__global__ void __launch_bounds__(kDimThreads * kPartialGroups) mla_reduce_kernel(ReduceParams p) {
+__global__ void __launch_bounds__(kDimThreads* kPartialGroups) mla_reduce_kernel(ReduceParams p) {
   __shared__ int64_t chunk_row[kChunk];
   __shared__ float chunk_lse[kChunk];
   __shared__ float4 group_acc[kPartialGroups][kDimThreads];

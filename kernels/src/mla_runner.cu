@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "l2_flush.h"
+#include "mla_launch.h"
 #include "mlasim/kernels/gpu_check.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/reduce_launch.h"
-#include "l2_flush.h"
-#include "mla_launch.h"
 
 namespace mlasim::kernels {
 namespace {
@@ -198,7 +198,7 @@ struct MlaRunner::Impl {
     if (requested != DecodeKernel::automatic) return requested;
     const bool fp8_wins = problem.batch.page_size >= 16;
     return wgmma_ok && (problem.batch.kv_dtype != DType::fp8 || fp8_wins) ? DecodeKernel::wgmma
-                                                                           : DecodeKernel::portable;
+                                                                          : DecodeKernel::portable;
   }
 
   void stage1() {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "mlasim/kernels/gpu_check.h"
 #include "l2_flush.h"
+#include "mlasim/kernels/gpu_check.h"
 
 namespace mlasim::kernels {
 namespace {

@@ -55,8 +55,7 @@ LeastSquaresResult solve_bounded_least_squares(const ResidualFunction& r, const 
 
   // Each variable's natural size: steps and damping are measured relative to it.
   Eigen::VectorXd scale(n);
-  for (Eigen::Index i = 0; i < n; ++i)
-    scale[i] = std::max({std::abs(x0[i]), 1e-3 * (upper[i] - lower[i]), 1e-12});
+  for (Eigen::Index i = 0; i < n; ++i) scale[i] = std::max({std::abs(x0[i]), 1e-3 * (upper[i] - lower[i]), 1e-12});
 
   LeastSquaresResult res;
   res.x = clip(x0, lower, upper);
@@ -66,8 +65,8 @@ LeastSquaresResult solve_bounded_least_squares(const ResidualFunction& r, const 
   double damping = options.initial_damping;
 
   for (res.iterations = 0; res.iterations < options.max_iterations; ++res.iterations) {
-    res.jacobian = numeric_jacobian(r, res.x, res.residuals, lower, upper, scale, options.relative_step,
-                                    &res.evaluations);
+    res.jacobian =
+        numeric_jacobian(r, res.x, res.residuals, lower, upper, scale, options.relative_step, &res.evaluations);
     const Eigen::VectorXd gradient = res.jacobian.transpose() * res.residuals;
     res.at_bound = held_at_bound(res.x, gradient, lower, upper, scale);
     std::vector<Eigen::Index> free;
@@ -79,7 +78,8 @@ LeastSquaresResult solve_bounded_least_squares(const ResidualFunction& r, const 
     }
     // Scaled free subproblem: columns of J times the variable scales.
     Eigen::MatrixXd js(res.jacobian.rows(), static_cast<Eigen::Index>(free.size()));
-    for (size_t k = 0; k < free.size(); ++k) js.col(static_cast<Eigen::Index>(k)) = res.jacobian.col(free[k]) * scale[free[k]];
+    for (size_t k = 0; k < free.size(); ++k)
+      js.col(static_cast<Eigen::Index>(k)) = res.jacobian.col(free[k]) * scale[free[k]];
     const Eigen::MatrixXd jtj = js.transpose() * js;
     const Eigen::VectorXd g = js.transpose() * res.residuals;
     if (g.norm() <= 1e-14 * std::max(1.0, res.cost)) {
@@ -122,8 +122,8 @@ LeastSquaresResult solve_bounded_least_squares(const ResidualFunction& r, const 
     }
   }
   // Final Jacobian at the solution, for the caller's uncertainty estimate.
-  res.jacobian = numeric_jacobian(r, res.x, res.residuals, lower, upper, scale, options.relative_step,
-                                  &res.evaluations);
+  res.jacobian =
+      numeric_jacobian(r, res.x, res.residuals, lower, upper, scale, options.relative_step, &res.evaluations);
   res.at_bound = held_at_bound(res.x, res.jacobian.transpose() * res.residuals, lower, upper, scale);
   return res;
 }

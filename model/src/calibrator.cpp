@@ -18,7 +18,7 @@ struct Bounds {
 const std::map<std::string, Bounds>& bound_table() {
   static const std::map<std::string, Bounds> table{
       {"t_fix_us", {0.01, 100.0}},        {"beta_cu_gbps", {1.0, 5000.0}},
-      {"b_hbm_tbps", {0.1, 0.0}},         // upper: the profile's datasheet peak
+      {"b_hbm_tbps", {0.1, 0.0}},  // upper: the profile's datasheet peak
       {"matrix_efficiency", {0.01, 1.0}}, {"launch_us", {0.0, 100.0}},
       {"reduce_block_us", {0.0, 100.0}},  {"reduce_launch_us", {0.0, 100.0}},
       {"planner_us", {0.0, 200.0}},       {"grid_block_us", {0.0, 100.0}},
@@ -70,10 +70,9 @@ std::vector<bool> every_nth_held_out(size_t rows, int every) {
 
 CalibrationResult calibrate(const CalibrationProblem& problem, const LeastSquaresOptions& options) {
   const size_t n_rows = problem.measured_us.size();
-  const std::vector<bool> held =
-      problem.held_out.empty() ? std::vector<bool>(n_rows, false) : problem.held_out;
-  if (held.size() != n_rows) throw InputError("holdout", "marks " + std::to_string(held.size()) + " rows of " +
-                                                             std::to_string(n_rows));
+  const std::vector<bool> held = problem.held_out.empty() ? std::vector<bool>(n_rows, false) : problem.held_out;
+  if (held.size() != n_rows)
+    throw InputError("holdout", "marks " + std::to_string(held.size()) + " rows of " + std::to_string(n_rows));
   if (problem.free.empty()) throw InputError("free", "needs at least one parameter to fit");
   for (size_t i = 0; i < n_rows; ++i)
     if (!(problem.measured_us[i] > 0))

@@ -1,8 +1,8 @@
 #include "mlasim/model/cost_model.h"
 
 #include <cmath>
-#include <limits>
 #include <fmt/format.h>
+#include <limits>
 
 #include "mlasim/model/input_error.h"
 

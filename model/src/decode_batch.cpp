@@ -10,9 +10,7 @@ namespace mlasim {
 
 bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-int DecodeBatch::max_qo_len() const {
-  return qo_lens.empty() ? 0 : *std::max_element(qo_lens.begin(), qo_lens.end());
-}
+int DecodeBatch::max_qo_len() const { return qo_lens.empty() ? 0 : *std::max_element(qo_lens.begin(), qo_lens.end()); }
 
 int DecodeBatch::uniform_qo_len() const {
   if (qo_lens.empty()) return -1;
@@ -20,9 +18,7 @@ int DecodeBatch::uniform_qo_len() const {
   return std::all_of(qo_lens.begin(), qo_lens.end(), [&](int q) { return q == first; }) ? first : -1;
 }
 
-int64_t DecodeBatch::total_kv_tokens() const {
-  return std::accumulate(kv_lens.begin(), kv_lens.end(), int64_t{0});
-}
+int64_t DecodeBatch::total_kv_tokens() const { return std::accumulate(kv_lens.begin(), kv_lens.end(), int64_t{0}); }
 
 void DecodeBatch::validate() const {
   if (kv_lens.empty()) throw InputError("batch", "the batch is empty; give at least one request");
@@ -31,14 +27,14 @@ void DecodeBatch::validate() const {
                                     std::to_string(kv_lens.size()) + " requests");
   for (size_t i = 0; i < kv_lens.size(); ++i) {
     if (kv_lens[i] <= 0)
-      throw InputError("kv_lens", "must be >= 1 token, got " + std::to_string(kv_lens[i]) + " for request " +
-                                      std::to_string(i));
+      throw InputError("kv_lens",
+                       "must be >= 1 token, got " + std::to_string(kv_lens[i]) + " for request " + std::to_string(i));
     if (qo_lens[i] <= 0)
-      throw InputError("qo_len", "must be >= 1 token, got " + std::to_string(qo_lens[i]) + " for request " +
-                                     std::to_string(i));
+      throw InputError("qo_len",
+                       "must be >= 1 token, got " + std::to_string(qo_lens[i]) + " for request " + std::to_string(i));
     if (qo_lens[i] > kv_lens[i])
-      throw InputError("qo_len", "must not exceed the request's KV length (" + std::to_string(kv_lens[i]) +
-                                     "), got " + std::to_string(qo_lens[i]) + " for request " + std::to_string(i));
+      throw InputError("qo_len", "must not exceed the request's KV length (" + std::to_string(kv_lens[i]) + "), got " +
+                                     std::to_string(qo_lens[i]) + " for request " + std::to_string(i));
   }
   if (total_kv_tokens() > int64_t{2000000000})
     throw InputError("kv_lens", "total KV tokens must stay below 2e9 (int32 page indices), got " +
@@ -49,7 +45,8 @@ void DecodeBatch::validate() const {
   if (!is_power_of_two(page_size))
     throw InputError("page_size", "must be a power of two (1, 2, 4, ... 1024), got " + std::to_string(page_size));
   if (!is_power_of_two(kv_granularity))
-    throw InputError("kv_granularity", "must be a power of two (16, 32, 64, ...), got " + std::to_string(kv_granularity));
+    throw InputError("kv_granularity",
+                     "must be a power of two (16, 32, 64, ...), got " + std::to_string(kv_granularity));
 }
 
 DecodeBatch DecodeBatch::uniform(int batch, int context, int qo_len) {

@@ -36,8 +36,8 @@ int JsonFields::integer(const std::string& key, int fallback, int min_value, int
   if (!v.is_number_integer()) throw InputError(name(key), "must be an integer, got " + v.dump());
   const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX} ? INT64_MAX : v.get<int64_t>();
   if (x < min_value || x > max_value)
-    throw InputError(name(key), "must be " + std::to_string(min_value) + ".." + std::to_string(max_value) +
-                                    ", got " + v.dump());
+    throw InputError(name(key),
+                     "must be " + std::to_string(min_value) + ".." + std::to_string(max_value) + ", got " + v.dump());
   return static_cast<int>(x);
 }
 
@@ -47,8 +47,8 @@ double JsonFields::real(const std::string& key, double fallback, double min_valu
   if (!v.is_number()) throw InputError(name(key), "must be a number, got " + v.dump());
   const double x = v.get<double>();
   if (!(x >= min_value && x <= max_value))
-    throw InputError(name(key), "must be in [" + json(min_value).dump() + ", " + json(max_value).dump() +
-                                    "], got " + v.dump());
+    throw InputError(name(key),
+                     "must be in [" + json(min_value).dump() + ", " + json(max_value).dump() + "], got " + v.dump());
   return x;
 }
 

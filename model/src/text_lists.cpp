@@ -28,8 +28,8 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& fiel
     int v = 0;
     const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < min_value)
-      throw InputError(field, "must be a comma list of integers >= " + std::to_string(min_value) + ", got '" +
-                                  item + "' in '" + text + "'");
+      throw InputError(field, "must be a comma list of integers >= " + std::to_string(min_value) + ", got '" + item +
+                                  "' in '" + text + "'");
     out.push_back(v);
   }
   return out;

@@ -22,8 +22,8 @@ std::shared_ptr<const Gpu> gpu_profile(const std::string& name) {
 
 void check_clusters(int clusters, const Gpu& gpu) {
   if (clusters < 0 || clusters > gpu.num_cu)
-    throw InputError("clusters", "must be 0 (all) or 1.." + std::to_string(gpu.num_cu) + " on " + gpu.name +
-                                     ", got " + std::to_string(clusters));
+    throw InputError("clusters", "must be 0 (all) or 1.." + std::to_string(gpu.num_cu) + " on " + gpu.name + ", got " +
+                                     std::to_string(clusters));
 }
 
 WorkloadContext resolve(const Workload& w) {
@@ -55,8 +55,8 @@ Evaluation evaluate(const std::string& spec, const WorkloadContext& ctx) { retur
 
 Evaluation evaluate_plan(Plan plan, const std::string& origin, const WorkloadContext& ctx) {
   if (plan.num_clusters() > ctx.gpu.num_cu)
-    throw InputError("plan", origin + " uses " + std::to_string(plan.num_clusters()) + " clusters but " +
-                                 ctx.gpu.name + " has " + std::to_string(ctx.gpu.num_cu));
+    throw InputError("plan", origin + " uses " + std::to_string(plan.num_clusters()) + " clusters but " + ctx.gpu.name +
+                                 " has " + std::to_string(ctx.gpu.num_cu));
   if (const auto broken = check_plan(plan, ctx.batch); !broken.empty())
     throw InputError("plan", origin + " does not fit the workload (" + std::to_string(ctx.batch.size()) +
                                  " requests): " + broken.front());

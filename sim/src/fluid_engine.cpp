@@ -15,7 +15,12 @@ class Engine {
  public:
   Engine(const FluidMachine& m, std::span<const FluidJob> jobs, std::span<const int> task_begin,
          std::span<const int> task_width, std::span<FluidJobTimes> out, FluidScratch& s)
-      : m_(m), jobs_(jobs), task_begin_(task_begin), task_width_(task_width), out_(out), s_(s),
+      : m_(m),
+        jobs_(jobs),
+        task_begin_(task_begin),
+        task_width_(task_width),
+        out_(out),
+        s_(s),
         tasks_(static_cast<int>(task_begin.size()) - 1) {}
 
   double run(double start_us) {
@@ -39,9 +44,8 @@ class Engine {
     double end = start_us;
     while (!s_.timed.empty() || !s_.streams.empty()) {
       const double rate = streaming_ > 0 ? std::min(m_.beta, m_.bandwidth / streaming_) : 0.0;
-      const double t_stream = s_.streams.empty()
-                                  ? std::numeric_limits<double>::infinity()
-                                  : now_ + std::max(0.0, s_.streams.top_key() - virtual_bytes_) / rate;
+      const double t_stream = s_.streams.empty() ? std::numeric_limits<double>::infinity()
+                                                 : now_ + std::max(0.0, s_.streams.top_key() - virtual_bytes_) / rate;
       const double t_timed = s_.timed.empty() ? std::numeric_limits<double>::infinity() : s_.timed.top_key();
       const bool stream = t_stream <= t_timed;
       Event e;
@@ -68,9 +72,7 @@ class Engine {
   }
 
  private:
-  int width(int task) const {
-    return task_width_.empty() ? 1 : std::clamp(task_width_[task], 1, m_.slots);
-  }
+  int width(int task) const { return task_width_.empty() ? 1 : std::clamp(task_width_[task], 1, m_.slots); }
 
   void assign(int lane) {
     const int w = width(next_task_);

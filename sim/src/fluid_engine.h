@@ -21,13 +21,13 @@ struct FluidJobTimes {
   double begin_us = 0;
   double stream_us = 0;  // fixed part done
   double end_us = 0;
-  int lane = -1;         // lane the job's task ran on (-1: never ran)
+  int lane = -1;  // lane the job's task ran on (-1: never ran)
 };
 
 struct FluidMachine {
-  int slots = 0;             // workgroup slots (clusters, or CUs x occupancy)
-  double beta = 0;           // bytes per us one streaming workgroup reaches alone
-  double bandwidth = 0;      // bytes per us shared by all streaming workgroups
+  int slots = 0;         // workgroup slots (clusters, or CUs x occupancy)
+  double beta = 0;       // bytes per us one streaming workgroup reaches alone
+  double bandwidth = 0;  // bytes per us shared by all streaming workgroups
 };
 
 // Pending events ordered by key (a time, or a virtual-byte tag for streams). Lanes pushed one after another
@@ -136,7 +136,6 @@ struct FluidScratch {
 // task whose end let it start. A task without jobs ends at once. Writes `out[j]` for every job and returns the
 // time the last job ends (start_us when there is none).
 double run_fluid(const FluidMachine& machine, std::span<const FluidJob> jobs, std::span<const int> task_begin,
-                 std::span<const int> task_width, double start_us, std::span<FluidJobTimes> out,
-                 FluidScratch& scratch);
+                 std::span<const int> task_width, double start_us, std::span<FluidJobTimes> out, FluidScratch& scratch);
 
 }  // namespace mlasim::sim::detail

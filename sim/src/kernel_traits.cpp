@@ -38,10 +38,10 @@ KernelTraits aiter_kernel_traits(const KernelTraitsQuery& q) {
   if (q.experimental && q.arch == Arch::gfx950 && nh * msq == 64 && q8 && kv8) t.cluster_multiplier = 2;
 
   // H3: native head counts.
-  t.hk_mtp = cdna3or4 && q8 && kv8 && nh * msq == 128 && (nh == 16 || nh == 32 || nh == 64 || nh == 128) &&
-             q.experimental;
-  t.native = nh == 16 || (cdna3or4 && nh == 64 && q8 && kv8 && msq == 1) ||
-             (q.arch == Arch::gfx950 && !q8 && !kv8) || (q.arch == Arch::gfx942 && nh == 128 && q8 && kv8) ||
+  t.hk_mtp =
+      cdna3or4 && q8 && kv8 && nh * msq == 128 && (nh == 16 || nh == 32 || nh == 64 || nh == 128) && q.experimental;
+  t.native = nh == 16 || (cdna3or4 && nh == 64 && q8 && kv8 && msq == 1) || (q.arch == Arch::gfx950 && !q8 && !kv8) ||
+             (q.arch == Arch::gfx942 && nh == 128 && q8 && kv8) ||
              (q.arch == Arch::gfx950 && q8 && kv8 && (nh == 32 || nh == 64 || nh == 128)) || t.hk_mtp;
   // Our own kernels (non-AMD targets) run 16- and 128-head tiles natively.
   if (q.arch == Arch::other) t.native = nh == 16 || nh == 128;

@@ -136,17 +136,29 @@ json timeline_to_json(const Timeline& t) {
   for (const auto& row : t.rows) {
     json boxes = json::array();
     for (const TimelineBox& b : row)
-      boxes.push_back({{"begin_us", b.begin_us}, {"stream_us", b.stream_us}, {"end_us", b.end_us}, {"work", b.work},
-                       {"request", b.request}, {"kv_start", b.kv_start}, {"kv_end", b.kv_end},
+      boxes.push_back({{"begin_us", b.begin_us},
+                       {"stream_us", b.stream_us},
+                       {"end_us", b.end_us},
+                       {"work", b.work},
+                       {"request", b.request},
+                       {"kv_start", b.kv_start},
+                       {"kv_end", b.kv_end},
                        {"partial", b.partial}});
     rows.push_back(std::move(boxes));
   }
   json reduce = json::array();
   for (const ReduceBox& b : t.reduce)
-    reduce.push_back({{"begin_us", b.begin_us}, {"end_us", b.end_us}, {"tile", b.tile},
-                      {"request", b.request},   {"partials", b.partials}, {"head", b.head},
-                      {"heads", b.heads},       {"row_group", b.row_group}, {"block", b.block},
-                      {"cu", b.cu},             {"massive", b.massive}});
+    reduce.push_back({{"begin_us", b.begin_us},
+                      {"end_us", b.end_us},
+                      {"tile", b.tile},
+                      {"request", b.request},
+                      {"partials", b.partials},
+                      {"head", b.head},
+                      {"heads", b.heads},
+                      {"row_group", b.row_group},
+                      {"block", b.block},
+                      {"cu", b.cu},
+                      {"massive", b.massive}});
   return {{"num_clusters", t.num_clusters}, {"rows_per_cu", t.rows_per_cu}, {"stage1_us", t.stage1_us},
           {"reduce_us", t.reduce_us},       {"rows", std::move(rows)},      {"reduce", std::move(reduce)}};
 }

@@ -55,13 +55,15 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
     int next = qbeg(b);
     for (const auto& [s, e] : rs) {
       if (s != next || e <= s) {
-        bad.push_back(fmt::format("batch {}: query tiles do not partition rows (tile [{}, {}), expected start {})", b, s, e, next));
+        bad.push_back(fmt::format("batch {}: query tiles do not partition rows (tile [{}, {}), expected start {})", b,
+                                  s, e, next));
         break;
       }
       next = e;
     }
     if (next != qbeg(b) + batch.qo_lens[b / R])
-      bad.push_back(fmt::format("batch {}: query rows covered up to {}, expected {}", b, next, qbeg(b) + batch.qo_lens[b / R]));
+      bad.push_back(
+          fmt::format("batch {}: query rows covered up to {}, expected {}", b, next, qbeg(b) + batch.qo_lens[b / R]));
   }
 
   // KV coverage and partial bookkeeping per tile.
@@ -84,8 +86,8 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
       if (w.qo_start != first.qo_start || w.qo_end != first.qo_end)
         bad.push_back(fmt::format("work {}: qo range differs within its tile", i));
       if (w.kv_start != next || w.kv_end <= w.kv_start) {
-        bad.push_back(fmt::format("batch {} tile {}: work {} covers [{}, {}) but the next position is {}", b, key.second, i,
-                                  w.kv_start, w.kv_end, next));
+        bad.push_back(fmt::format("batch {} tile {}: work {} covers [{}, {}) but the next position is {}", b,
+                                  key.second, i, w.kv_start, w.kv_end, next));
         break;
       }
       next = w.kv_end;
@@ -123,7 +125,8 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
     const auto key = std::make_pair(p.reduce_final_map[t][0], p.reduce_final_map[t][1]);
     auto it = expected_reduce.find(key);
     if (it == expected_reduce.end()) {
-      bad.push_back(fmt::format("reduce tile {} merges rows [{}, {}) that no split tile writes", t, key.first, key.second));
+      bad.push_back(
+          fmt::format("reduce tile {} merges rows [{}, {}) that no split tile writes", t, key.first, key.second));
       continue;
     }
     const std::vector<int> got(p.reduce_partial_map.begin() + begin, p.reduce_partial_map.begin() + end);

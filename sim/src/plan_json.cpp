@@ -65,12 +65,10 @@ json plan_to_json(const Plan& p) {
                   {"qo_splits", m.qo_splits},
                   {"tail_done_events", m.tail_done_events}};
   const auto& b = p.buffers;
-  out["buffer_sizes"] = {{"work_metadata_ptrs", b.work_metadata_ptrs},
-                         {"work_indptr", b.work_indptr},
-                         {"work_info_set", {b.work_info_rows, 8}},
-                         {"reduce_indptr", b.reduce_indptr},
-                         {"reduce_final_map", {b.reduce_final_map_rows, 2}},
-                         {"reduce_partial_map", b.reduce_partial_map}};
+  out["buffer_sizes"] = {
+      {"work_metadata_ptrs", b.work_metadata_ptrs},       {"work_indptr", b.work_indptr},
+      {"work_info_set", {b.work_info_rows, 8}},           {"reduce_indptr", b.reduce_indptr},
+      {"reduce_final_map", {b.reduce_final_map_rows, 2}}, {"reduce_partial_map", b.reduce_partial_map}};
   json wi = json::array();
   for (int32_t v : p.work_indptr) wi.push_back(entry(v));
   json works = json::array();
@@ -108,11 +106,12 @@ Plan plan_from_json(const json& j) {
   if (!rows.is_array()) throw InputError(w + "work_info_set", "must be a list of 8-integer rows");
   const int32_t nworks = p.work_indptr[static_cast<size_t>(nc)];
   if (rows.size() < static_cast<size_t>(nworks))
-    throw InputError(w + "work_info_set", "has " + std::to_string(rows.size()) + " rows but work_indptr needs " +
-                                             std::to_string(nworks));
+    throw InputError(w + "work_info_set",
+                     "has " + std::to_string(rows.size()) + " rows but work_indptr needs " + std::to_string(nworks));
   for (int32_t i = 0; i < nworks; ++i) {
     const json& r = rows[static_cast<size_t>(i)];
-    if (!r.is_array() || r.size() != 8) throw InputError(w + "work_info_set", "row " + std::to_string(i) + " must hold 8 integers");
+    if (!r.is_array() || r.size() != 8)
+      throw InputError(w + "work_info_set", "row " + std::to_string(i) + " must hold 8 integers");
     int32_t f[8];
     for (int k = 0; k < 8; ++k) f[k] = read_entry(r[static_cast<size_t>(k)], w + "work_info_set");
     p.works.push_back(WorkInfo{f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]});
@@ -180,7 +179,8 @@ AiterV1Args aiter_args_from_json(const json& in) {
     a.seqlens_kv_indptr.assign(1, 0);
     for (int32_t t : kv) {
       if (t <= 0) throw InputError(w + "seqlens_kv", "every length must be >= 1, got " + std::to_string(t));
-      a.seqlens_kv_indptr.push_back(a.seqlens_kv_indptr.back() + static_cast<int32_t>(cdiv(t, std::max(1, a.page_size))));
+      a.seqlens_kv_indptr.push_back(a.seqlens_kv_indptr.back() +
+                                    static_cast<int32_t>(cdiv(t, std::max(1, a.page_size))));
     }
   }
   const size_t B = a.seqlens_kv_indptr.empty() ? 0 : a.seqlens_kv_indptr.size() - 1;

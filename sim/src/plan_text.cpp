@@ -57,16 +57,20 @@ std::string format_plan_text(const Plan& p, int page_size) {
   out += fmt::format("splits/request  {}\n", lens_text(splits));
   const bool aiter = p.policy.rfind("aiter-v1", 0) == 0;
   if (aiter)
-    out += fmt::format("payload         {} granules per cluster (sum {}, NS {}, OV {}, {} virtual batches, {} heads each)\n",
-                     p.model.payload_blocks, p.model.sum_blocks, p.derived.num_splits,
-                     p.derived.fixed_over_head_num_blocks, p.derived.num_batches_eff, p.derived.num_heads_eff);
+    out += fmt::format(
+        "payload         {} granules per cluster (sum {}, NS {}, OV {}, {} virtual batches, {} heads each)\n",
+        p.model.payload_blocks, p.model.sum_blocks, p.derived.num_splits, p.derived.fixed_over_head_num_blocks,
+        p.derived.num_batches_eff, p.derived.num_heads_eff);
   else
     out += fmt::format("planner         split budget {}, {} virtual batches of {} heads\n", p.derived.num_splits,
                        p.derived.num_batches_eff, p.derived.num_heads_eff);
-  out += fmt::format("reduce          {} of {} tiles split, {} partials\n", split_tiles, p.num_tiles(), p.num_partials());
+  out +=
+      fmt::format("reduce          {} of {} tiles split, {} partials\n", split_tiles, p.num_tiles(), p.num_partials());
   if (p.model.unassigned_tiles > 0)
     out += fmt::format("WARNING         {} tiles were left without a cluster\n", p.model.unassigned_tiles);
-  out += p.kernel == KernelKind::grid ? "\nworkgroup  works  kv tokens  work (request:tokens, p = partial, f = final)\n" : "\ncluster    works  kv tokens  work list (request:tokens, p = partial, f = final)\n";
+  out += p.kernel == KernelKind::grid
+             ? "\nworkgroup  works  kv tokens  work (request:tokens, p = partial, f = final)\n"
+             : "\ncluster    works  kv tokens  work list (request:tokens, p = partial, f = final)\n";
   int c = 0;
   while (c < nc) {
     // A run: consecutive clusters with the same work count, KV tokens and kinds of works.

@@ -83,12 +83,12 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
   for (int b = 0; b < launch.blocks; ++b) {
     const int begin = count[b], n_items = count[b + 1] - count[b];
     if (n_items == 0) continue;  // a block with nothing to merge returns at once
-    const bool lockstep = previous >= 0 && out.task_begin.back() - previous == n_items &&
-                          std::equal(out.items.begin() + begin, out.items.begin() + begin + n_items,
-                                     out.items.begin() + previous, [&](const ReduceItem& a, const ReduceItem& p) {
-                                       return a.tile == p.tile && a.row_group == p.row_group &&
-                                              a.head == p.head + out.task_width.back();
-                                     });
+    const bool lockstep =
+        previous >= 0 && out.task_begin.back() - previous == n_items &&
+        std::equal(out.items.begin() + begin, out.items.begin() + begin + n_items, out.items.begin() + previous,
+                   [&](const ReduceItem& a, const ReduceItem& p) {
+                     return a.tile == p.tile && a.row_group == p.row_group && a.head == p.head + out.task_width.back();
+                   });
     if (lockstep) {
       ++out.task_width.back();
       for (int k = 0; k < n_items; ++k) out.items[previous + k].heads = out.task_width.back();
@@ -121,8 +121,8 @@ void build_triton(std::span<const TileFacts> tiles, int heads, const CostParams&
 
 }  // namespace
 
-void build_reduce_stage(const Plan& plan, std::span<const TileFacts> tiles, int heads, int num_cu,
-                        int max_seqlen_q, const CostParams& params, ReduceStage& out) {
+void build_reduce_stage(const Plan& plan, std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q,
+                        const CostParams& params, ReduceStage& out) {
   out.jobs.clear();
   out.items.clear();
   out.task_begin.assign(1, 0);

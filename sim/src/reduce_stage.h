@@ -21,7 +21,7 @@ struct TileFacts {
 // or one (tile, row group, head) item of a persistent reduce block.
 struct ReduceItem {
   int tile = 0;
-  int head = 0;   // first head
+  int head = 0;  // first head
   int heads = 1;
   int row_group = 0;
   int block = 0;  // first workgroup, in launch order
@@ -29,17 +29,17 @@ struct ReduceItem {
 };
 
 struct ReduceStage {
-  std::vector<FluidJob> jobs;      // one per item, in the order each block runs them
-  std::vector<ReduceItem> items;   // parallel to jobs
-  std::vector<int> task_begin;     // reduce tasks in launch order (tasks without work left out)
-  std::vector<int> task_width;     // workgroups of each task
-  int blocks_per_cu = 1;           // resident reduce workgroups per CU
+  std::vector<FluidJob> jobs;                // one per item, in the order each block runs them
+  std::vector<ReduceItem> items;             // parallel to jobs
+  std::vector<int> task_begin;               // reduce tasks in launch order (tasks without work left out)
+  std::vector<int> task_width;               // workgroups of each task
+  int blocks_per_cu = 1;                     // resident reduce workgroups per CU
   std::vector<int> block_count, block_fill;  // scratch for grouping items by persistent block
 };
 
 // Fills `out` for `plan` (tiles described by `tiles`) on `num_cu` CUs. Tiles with fewer partials than the
 // kernel merges (AITER: n <= 1; Triton: n == 0) cost nothing and get no item.
-void build_reduce_stage(const Plan& plan, std::span<const TileFacts> tiles, int heads, int num_cu,
-                        int max_seqlen_q, const CostParams& params, ReduceStage& out);
+void build_reduce_stage(const Plan& plan, std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q,
+                        const CostParams& params, ReduceStage& out);
 
 }  // namespace mlasim::sim::detail

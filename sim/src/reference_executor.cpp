@@ -37,8 +37,8 @@ ReferenceExecutor::ReferenceExecutor(const DecodeBatch& batch, ReferenceOptions 
   scale_ = 1.0f / std::sqrt(static_cast<float>(opt_.d_qk));
 }
 
-ReferenceExecutor::RowResult ReferenceExecutor::attend(int r, int token, int head, int64_t slot_begin,
-                                                       int64_t slot_end, float* out) const {
+ReferenceExecutor::RowResult ReferenceExecutor::attend(int r, int token, int head, int64_t slot_begin, int64_t slot_end,
+                                                       float* out) const {
   const int L = batch_.kv_lens[r];
   const int qlen = batch_.qo_lens[r];
   const int64_t first_slot = int64_t{kv_indptr_[r]} * batch_.page_size;
@@ -123,8 +123,8 @@ std::vector<float> ReferenceExecutor::run_plan(const Plan& plan) const {
   }
 
   // Stage 2: LSE merge of each split tile's partials, in the order the partial map lists them.
-  for (int t = 0; t + 1 < static_cast<int>(plan.reduce_indptr.size()) && t < static_cast<int>(plan.reduce_final_map.size());
-       ++t) {
+  for (int t = 0;
+       t + 1 < static_cast<int>(plan.reduce_indptr.size()) && t < static_cast<int>(plan.reduce_final_map.size()); ++t) {
     const int begin = plan.reduce_indptr[t], end = plan.reduce_indptr[t + 1];
     if (end - begin < 2 || begin >= plan.num_partials()) continue;  // n <= 1: stage 1 wrote the final rows
     const auto [qs, qe] = plan.reduce_final_map[t];

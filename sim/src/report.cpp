@@ -94,7 +94,7 @@ class CsvWriter final : public ReportWriter {
 }  // namespace
 
 ReportRow report_row(const Evaluation& e, const WorkloadContext& ctx) {
-  return {ctx.gpu.name, e.source, ctx.batch.size(), context_label(ctx.batch.kv_lens), ctx.clusters,
+  return {ctx.gpu.name,         e.source, ctx.batch.size(), context_label(ctx.batch.kv_lens), ctx.clusters,
           e.prediction->metrics};
 }
 

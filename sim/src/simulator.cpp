@@ -39,8 +39,8 @@ int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
 }
 
 // The stage-1 cost of every work (docs/model.md §2).
-void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
-                       Scratch& s, double& kv_bytes) {
+void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p, Scratch& s,
+                       double& kv_bytes) {
   const int B = batch.size();
   s.request_end_page.resize(static_cast<size_t>(B));
   int64_t pages = 0;
@@ -59,8 +59,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     const WorkInfo& w = plan.works[i];
     const int r = std::clamp(plan.request_of(w), 0, B - 1);
     int64_t tokens = int64_t{w.kv_pages()} * batch.page_size;
-    if (batch.page_size > 1 && w.kv_end == s.request_end_page[r])
-      tokens -= batch.page_size - batch.last_page_len(r);
+    if (batch.page_size > 1 && w.kv_end == s.request_end_page[r]) tokens -= batch.page_size - batch.last_page_len(r);
     tokens = std::max<int64_t>(tokens, 0);
     const double rows = double(w.qo_rows()) * heads;
     const double kv = double(tokens) * DecodeBatch::kQkHeadDim * kv_elem;
@@ -91,7 +90,8 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
     const int e = std::clamp(plan.reduce_indptr[t + 1], b, num_partials);
     detail::TileFacts& f = s.tiles[t];
     f.partials = e - b;
-    const bool written = t < static_cast<int>(plan.reduce_final_map.size()) && plan.reduce_final_map[t][0] != kUnwritten;
+    const bool written =
+        t < static_cast<int>(plan.reduce_final_map.size()) && plan.reduce_final_map[t][0] != kUnwritten;
     f.rows = written ? plan.reduce_final_map[t][1] - plan.reduce_final_map[t][0] : plan.rows_per_partial;
     for (int k = b; k < e; ++k) {
       const int loc = plan.reduce_partial_map[k];
@@ -113,9 +113,9 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   const bool grid = plan.kernel == KernelKind::grid;
   const int W = plan.num_works();
   const int lists = plan.num_work_lists();
-  if (!grid && (lists < 0 || static_cast<int>(plan.work_indptr.size()) < lists + 1 || plan.work_indptr[0] != 0 ||
-                plan.work_indptr[lists] != W ||
-                !std::is_sorted(plan.work_indptr.begin(), plan.work_indptr.begin() + lists + 1)))
+  if (!grid &&
+      (lists < 0 || static_cast<int>(plan.work_indptr.size()) < lists + 1 || plan.work_indptr[0] != 0 ||
+       plan.work_indptr[lists] != W || !std::is_sorted(plan.work_indptr.begin(), plan.work_indptr.begin() + lists + 1)))
     throw InputError("plan.work_indptr", "must rise from 0 to the work count over num_clusters + 1 entries");
   Metrics m;
 
@@ -180,8 +180,8 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   m.reduce_us = end - stage1;
   m.kernel_us = end;
   m.total_us = m.kernel_us + p.launch_us + (reduce_runs ? p.reduce_launch_us : 0.0) + (grid ? 0.0 : p.planner_us);
-  m.active_clusters = grid ? static_cast<int>(std::count(s.cu_used.begin(), s.cu_used.end(), 1))
-                           : plan.active_clusters();
+  m.active_clusters =
+      grid ? static_cast<int>(std::count(s.cu_used.begin(), s.cu_used.end(), 1)) : plan.active_clusters();
   m.occupancy = stage1 > 0 && slots > 0 ? busy / (double(slots) * stage1) : 0.0;
   m.splits_per_request.assign(static_cast<size_t>(batch.size()), 0);
   for (int i = 0; i < W; ++i) {  // a final work is one fragment; a partial one is one of its tile's n
@@ -210,8 +210,8 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     for (int i = 0; i < W; ++i) {
       const WorkInfo& w = plan.works[i];
       const FluidJobTimes& t = s.times[i];
-      tl.rows[row_of_lane(t.lane)].push_back({t.begin_us, t.stream_us, t.end_us, i, plan.request_of(w), w.kv_start,
-                                              w.kv_end, w.is_partial()});
+      tl.rows[row_of_lane(t.lane)].push_back(
+          {t.begin_us, t.stream_us, t.end_us, i, plan.request_of(w), w.kv_start, w.kv_end, w.is_partial()});
     }
     tl.reduce.clear();
     if (reduce_runs) {

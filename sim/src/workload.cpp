@@ -48,9 +48,9 @@ BatchSpec batch_from_json(const json& j, const std::string& path) {
     b.kind = BatchSpec::Kind::list;
     b.kv_lens = r.integers("kv_lens", 1, kMaxContext, kMaxRequests);
   } else if (kind == "random") {
-    const JsonFields r(j, path,
-                       {"kind", "count", "distribution", "min_context", "max_context", "median_context", "sigma", "seed"},
-                       kWhat);
+    const JsonFields r(
+        j, path, {"kind", "count", "distribution", "min_context", "max_context", "median_context", "sigma", "seed"},
+        kWhat);
     b.kind = BatchSpec::Kind::random;
     b.count = r.integer("count", b.count, 1, kMaxRequests);
     const std::string dist = r.text("distribution", "uniform");
@@ -64,8 +64,8 @@ BatchSpec batch_from_json(const json& j, const std::string& path) {
     b.min_context = r.integer("min_context", b.min_context, 1, kMaxContext);
     b.max_context = r.integer("max_context", b.max_context, 1, kMaxContext);
     if (b.max_context < b.min_context)
-      throw InputError(r.name("max_context"), "must be >= min_context (" + std::to_string(b.min_context) +
-                                                  "), got " + std::to_string(b.max_context));
+      throw InputError(r.name("max_context"), "must be >= min_context (" + std::to_string(b.min_context) + "), got " +
+                                                  std::to_string(b.max_context));
     b.median_context = r.integer("median_context", b.median_context, 1, kMaxContext);
     b.sigma = r.real("sigma", b.sigma, 0.0, 10.0);
     b.seed = static_cast<uint64_t>(r.integer("seed", 1, 0, std::numeric_limits<int>::max()));
@@ -83,9 +83,7 @@ json batch_to_json(const BatchSpec& b) {
       j["count"] = b.count;
       j["context"] = b.context;
       break;
-    case BatchSpec::Kind::list:
-      j["kv_lens"] = b.kv_lens;
-      break;
+    case BatchSpec::Kind::list: j["kv_lens"] = b.kv_lens; break;
     case BatchSpec::Kind::random:
       j["count"] = b.count;
       j["distribution"] = distribution_name(b.distribution);
@@ -124,12 +122,9 @@ BatchSpec BatchSpec::list(std::vector<int> lens) {
 
 std::vector<int> BatchSpec::lengths() const {
   switch (kind) {
-    case Kind::uniform:
-      return std::vector<int>(static_cast<size_t>(std::max(count, 0)), context);
-    case Kind::list:
-      return kv_lens;
-    case Kind::random:
-      break;
+    case Kind::uniform: return std::vector<int>(static_cast<size_t>(std::max(count, 0)), context);
+    case Kind::list: return kv_lens;
+    case Kind::random: break;
   }
   // mt19937_64's output sequence is fixed by the standard, but std's distributions are not; mapping the raw
   // bits ourselves keeps a scenario's seed meaning the same lengths with every standard library.

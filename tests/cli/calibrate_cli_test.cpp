@@ -31,7 +31,8 @@ std::string synthetic_measurements(const std::string& profile) {
   const std::string sweep = temp_path("truth.csv");
   const CliResult r = run_cli("sweep --quiet --gpu " + profile +
                               " --batch 1,4,16,64 --context 300,4000,32000 --policy aiter-v1:max_split_per_batch=32 "
-                              "--policy aiter-v1:max_split_per_batch=4 --out " + sweep);
+                              "--policy aiter-v1:max_split_per_batch=4 --out " +
+                              sweep);
   EXPECT_EQ(r.code, 0) << r.err;
   std::istringstream in(read_file(sweep));
   std::string header, line;
@@ -59,9 +60,9 @@ TEST(CalibrateCli, RecoversTheParametersThatMadeTheTimes) {
   const std::string start =
       profile_with({{"t_fix_us", 8.0}, {"b_hbm_tbps", 7.0}, {"reduce_block_us", 2.0}, {"beta_cu_gbps", 30.0}});
   const std::string out = temp_path("fitted.json");
-  const CliResult r = run_cli("calibrate --measurements " + measurements + " --gpu " + start +
-                              " --free t_fix_us,b_hbm_tbps,reduce_block_us --out " + out +
-                              " --date 2026-01-02 --format json");
+  const CliResult r =
+      run_cli("calibrate --measurements " + measurements + " --gpu " + start +
+              " --free t_fix_us,b_hbm_tbps,reduce_block_us --out " + out + " --date 2026-01-02 --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["rows"].size(), 24u);
@@ -69,8 +70,7 @@ TEST(CalibrateCli, RecoversTheParametersThatMadeTheTimes) {
   EXPECT_LT(report["held_out_mape_pct"].get<double>(), 0.1);
   const auto fitted = nlohmann::json::parse(read_file(out));
   for (const char* key : {"t_fix_us", "b_hbm_tbps", "reduce_block_us"}) {
-    EXPECT_NEAR(fitted["params"][key]["value"].get<double>(), truth[key].get<double>(),
-                1e-3 * truth[key].get<double>())
+    EXPECT_NEAR(fitted["params"][key]["value"].get<double>(), truth[key].get<double>(), 1e-3 * truth[key].get<double>())
         << key;
     EXPECT_EQ(fitted["params"][key]["kind"], "fitted");
     const std::string source = fitted["params"][key]["source"];
@@ -84,9 +84,9 @@ TEST(CalibrateCli, WrittenProfileKeepsEveryOtherField) {
   const std::string measurements = synthetic_measurements(profile_with({{"t_fix_us", 3.0}}));
   const std::string start = profile_with({});
   const std::string out = temp_path("fitted_fields.json");
-  ASSERT_EQ(run_cli("calibrate --measurements " + measurements + " --gpu " + start + " --free t_fix_us --out " + out)
-                .code,
-            0);
+  ASSERT_EQ(
+      run_cli("calibrate --measurements " + measurements + " --gpu " + start + " --free t_fix_us --out " + out).code,
+      0);
   nlohmann::json before = nlohmann::json::parse(read_file(start));
   nlohmann::json after = nlohmann::json::parse(read_file(out));
   before.erase("params");
@@ -120,17 +120,19 @@ TEST(CalibrateCli, UnknownFreeParameter) {
 
 TEST(CalibrateCli, BadCellNamesColumnAndLine) {
   const std::string path = temp_path("bad.csv");
-  write_file(path, "gpu,kernel,policy,batch,context,heads,qo_len,q_dtype,kv_dtype,page_size,clusters,stage1_us,"
-                   "reduce_us,kernel_us,kv_bytes,kv_tbps,max_abs_err,driver,commit,date\n"
-                   "mi355x,k,aiter-v1,4,100000,16,1,fp8,fp8,1,0,,,abc,,,,d,c,x\n");
+  write_file(path,
+             "gpu,kernel,policy,batch,context,heads,qo_len,q_dtype,kv_dtype,page_size,clusters,stage1_us,"
+             "reduce_us,kernel_us,kv_bytes,kv_tbps,max_abs_err,driver,commit,date\n"
+             "mi355x,k,aiter-v1,4,100000,16,1,fp8,fp8,1,0,,,abc,,,,d,c,x\n");
   expect_bad_input("calibrate --measurements " + path, "kernel_us: " + path + " line 2: must be empty or a number");
 }
 
 TEST(CalibrateCli, BadPolicyInARowNamesTheLine) {
   const std::string path = temp_path("bad_policy.csv");
-  write_file(path, "gpu,kernel,policy,batch,context,heads,qo_len,q_dtype,kv_dtype,page_size,clusters,stage1_us,"
-                   "reduce_us,kernel_us,kv_bytes,kv_tbps,max_abs_err,driver,commit,date\n"
-                   "mi355x,k,nope,4,100000,16,1,fp8,fp8,1,0,,,50,,,,d,c,x\n");
+  write_file(path,
+             "gpu,kernel,policy,batch,context,heads,qo_len,q_dtype,kv_dtype,page_size,clusters,stage1_us,"
+             "reduce_us,kernel_us,kv_bytes,kv_tbps,max_abs_err,driver,commit,date\n"
+             "mi355x,k,nope,4,100000,16,1,fp8,fp8,1,0,,,50,,,,d,c,x\n");
   expect_bad_input("calibrate --measurements " + path, "policy: line 2: ");
 }
 
@@ -141,8 +143,9 @@ TEST(CalibrateCli, FailedCalibrationWritesNoProfile) {
 }
 
 TEST(ReportCli, EveryPublicRowOfTheGpuIsPredicted) {
-  const CliResult r = run_cli("report --measurements " + std::string(MLASIM_DATA_DIR) +
-                              "/measurements/public/mi300x_aiter_asm_persistent_and_reduce.csv --gpu mi300x --format json");
+  const CliResult r =
+      run_cli("report --measurements " + std::string(MLASIM_DATA_DIR) +
+              "/measurements/public/mi300x_aiter_asm_persistent_and_reduce.csv --gpu mi300x --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 11u);

@@ -54,7 +54,9 @@ inline std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-inline void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 // Bad input: exit code 2, nothing on stdout, exactly one line on stderr starting with "mlasim: error: <start>".
 inline void expect_bad_input(const std::string& args, const std::string& message_start) {

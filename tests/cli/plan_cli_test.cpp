@@ -53,7 +53,8 @@ TEST(PlanCli, CasesFileReproducesEveryReferenceCase) {
 }
 
 TEST(PlanCli, BadInputIsOneLineAndExitCodeTwo) {
-  expect_bad_input("plan --policy aiter-v1:max_split_per_batch=0", "max_split_per_batch: must be -1, vllm or 1..4096, got 0");
+  expect_bad_input("plan --policy aiter-v1:max_split_per_batch=0",
+                   "max_split_per_batch: must be -1, vllm or 1..4096, got 0");
   expect_bad_input("plan --heads 24", "heads: 24 q heads are not supported on gfx950");
   expect_bad_input("plan --heads 12", "heads: must be a positive multiple of 8, got 12");
   expect_bad_input("plan --context 0", "context: must be >= 1 token, got 0");
@@ -76,9 +77,10 @@ TEST(PlanCli, MalformedCaseLinesNameTheLine) {
   expect_bad_input("plan --cases " + bad1 + " --format json", "cases: line 1: inputs.num_cu: is missing");
   write_file(bad2, "\n{not json\n");
   expect_bad_input("plan --cases " + bad2 + " --format json", "cases: line 2: not valid JSON");
-  write_file(bad3,
-             R"({"inputs": {"arch":"gfx950","num_cu":256,"q_dtype":"fp8","num_heads_per_head_k":16,"max_split_per_batch":0,"seqlens_kv":[100]}})"
-             "\n");
+  write_file(
+      bad3,
+      R"({"inputs": {"arch":"gfx950","num_cu":256,"q_dtype":"fp8","num_heads_per_head_k":16,"max_split_per_batch":0,"seqlens_kv":[100]}})"
+      "\n");
   expect_bad_input("plan --cases " + bad3 + " --format json",
                    "cases: line 1: max_split_per_batch: must be -1 (auto) or >= 1, got 0");
   expect_bad_input("plan --cases /nonexistent.jsonl", "cases: cannot read '/nonexistent.jsonl'");

@@ -71,13 +71,19 @@ TEST(PredictCli, TimelineOnRequest) {
 }
 
 TEST(PredictCli, UnknownPolicy) { expect_bad_input("predict --policy nope", "policy: unknown policy 'nope'"); }
-TEST(PredictCli, UnknownKnob) { expect_bad_input("predict --policy aiter-v1:bogus=1", "policy: 'aiter-v1' has no knob"); }
+TEST(PredictCli, UnknownKnob) {
+  expect_bad_input("predict --policy aiter-v1:bogus=1", "policy: 'aiter-v1' has no knob");
+}
 TEST(PredictCli, KnobOutOfRange) {
   expect_bad_input("predict --policy aiter-v1:max_split_per_batch=0", "max_split_per_batch: must be");
 }
-TEST(PredictCli, BadFormat) { expect_bad_input("predict --format xml", "format: must be text, json or csv, got 'xml'"); }
+TEST(PredictCli, BadFormat) {
+  expect_bad_input("predict --format xml", "format: must be text, json or csv, got 'xml'");
+}
 TEST(PredictCli, BadKvList) { expect_bad_input("predict --kv-lens 10,,20", "kv-lens: must be a comma list"); }
-TEST(PredictCli, ClustersOutOfRange) { expect_bad_input("predict --clusters 999", "clusters: must be 0 (all) or 1..256 on mi355x, got 999"); }
+TEST(PredictCli, ClustersOutOfRange) {
+  expect_bad_input("predict --clusters 999", "clusters: must be 0 (all) or 1..256 on mi355x, got 999");
+}
 
 TEST(CompareCli, JsonCarriesSpeedupOfAOverB) {
   const CliResult r = run_cli("compare " + kAtom +
@@ -124,7 +130,9 @@ TEST(CompareCli, OtherGpuForB) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["b"]["gpu"], "mi300x");
 }
 
-TEST(CompareCli, MissingVs) { expect_bad_input("compare --policy aiter-v1", "vs: needs policy B (a spec), or a --scenario"); }
+TEST(CompareCli, MissingVs) {
+  expect_bad_input("compare --policy aiter-v1", "vs: needs policy B (a spec), or a --scenario");
+}
 TEST(CompareCli, BadVs) { expect_bad_input("compare --vs fixed:splits=0", "splits: must be"); }
 TEST(CompareCli, UnknownVsGpu) { expect_bad_input("compare --vs aiter-v1 --vs-gpu mi999", "gpu: unknown GPU 'mi999'"); }
 

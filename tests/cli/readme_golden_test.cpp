@@ -14,7 +14,7 @@ namespace {
 struct Block {
   std::string args;  // after "$ mlasim "
   std::vector<std::string> expected;
-  int line = 0;      // of the command in README.md
+  int line = 0;  // of the command in README.md
 };
 
 std::vector<std::string> lines_of(const std::string& text) {

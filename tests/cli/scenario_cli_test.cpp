@@ -52,7 +52,8 @@ TEST(ScenarioCli, FlagsBesideTheFileOverrideItsFields) {
 
 TEST(ScenarioCli, ListedLengthsNeedAContextBesideABatch) {
   const std::string path = temp_path("listed.json");
-  write_file(path, R"({"workload": {"batch": {"kind": "list", "kv_lens": [100, 2000]}}, "policies": {"A": "aiter-v1"}})");
+  write_file(path,
+             R"({"workload": {"batch": {"kind": "list", "kv_lens": [100, 2000]}}, "policies": {"A": "aiter-v1"}})");
   expect_bad_input("predict --scenario " + path + " --batch 3", "context: give --context with --batch");
   const CliResult r = run_cli("predict --scenario " + path + " --format json");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -30,9 +30,11 @@ void expect_no_file(const std::string& args, const std::string& message_start) {
 
 TEST(SweepCli, OneCsvRowPerConfigurationAndPolicy) {
   const std::string out = temp_path("sweep.csv");
-  const CliResult r = run_cli("sweep --quiet --batch 1,4 --context 1000,20000,100000 --clusters 0,64 "
-                              "--gpu mi355x,mi300x --policy aiter-v1 --policy aiter-v1:max_split_per_batch=16 "
-                              "--out " + out);
+  const CliResult r = run_cli(
+      "sweep --quiet --batch 1,4 --context 1000,20000,100000 --clusters 0,64 "
+      "--gpu mi355x,mi300x --policy aiter-v1 --policy aiter-v1:max_split_per_batch=16 "
+      "--out " +
+      out);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.out.empty());
   const auto lines = lines_of(read_file(out));
@@ -63,8 +65,8 @@ TEST(SweepCli, PolicyWithSeveralKnobsIsOneQuotedCell) {
 
 TEST(SweepCli, JsonIsAnArrayOfLabelledMetrics) {
   const std::string out = temp_path("sweep.json");
-  const CliResult r =
-      run_cli("sweep --quiet --batch 1,2 --context 4096 --policy aiter-v1 --policy flashmla --format json --out " + out);
+  const CliResult r = run_cli(
+      "sweep --quiet --batch 1,2 --context 4096 --policy aiter-v1 --policy flashmla --format json --out " + out);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(read_file(out));
   ASSERT_EQ(j.size(), 4u);
@@ -88,25 +90,41 @@ TEST(SweepCli, FailedSweepLeavesAnOldFileAlone) {
   EXPECT_EQ(read_file(out), "old\n");
 }
 
-TEST(SweepCli, EmptyListItem) { expect_no_file("--batch 1,,2 --context 100 --policy aiter-v1", "batch: must be a comma list"); }
-TEST(SweepCli, TrailingComma) { expect_no_file("--batch 1 --context 100, --policy aiter-v1", "context: must be a comma list"); }
-TEST(SweepCli, NotANumber) { expect_no_file("--batch 1 --context 1k --policy aiter-v1", "context: must be a comma list"); }
-TEST(SweepCli, ZeroBatch) { expect_no_file("--batch 0 --context 100 --policy aiter-v1", "batch: must be a comma list of integers >= 1"); }
+TEST(SweepCli, EmptyListItem) {
+  expect_no_file("--batch 1,,2 --context 100 --policy aiter-v1", "batch: must be a comma list");
+}
+TEST(SweepCli, TrailingComma) {
+  expect_no_file("--batch 1 --context 100, --policy aiter-v1", "context: must be a comma list");
+}
+TEST(SweepCli, NotANumber) {
+  expect_no_file("--batch 1 --context 1k --policy aiter-v1", "context: must be a comma list");
+}
+TEST(SweepCli, ZeroBatch) {
+  expect_no_file("--batch 0 --context 100 --policy aiter-v1", "batch: must be a comma list of integers >= 1");
+}
 TEST(SweepCli, NegativeClusters) {
-  expect_no_file("--batch 1 --context 100 --clusters -1 --policy aiter-v1", "clusters: must be a comma list of integers >= 0");
+  expect_no_file("--batch 1 --context 100 --clusters -1 --policy aiter-v1",
+                 "clusters: must be a comma list of integers >= 0");
 }
 TEST(SweepCli, ClustersBeyondOneOfTheGpus) {
   expect_no_file("--batch 1 --context 100 --clusters 300 --gpu mi300x,mi355x --policy aiter-v1",
                  "clusters: must be 0 (all) or 1..256 on mi355x, got 300");
 }
-TEST(SweepCli, UnknownGpuInList) { expect_no_file("--batch 1 --context 100 --gpu mi355x,nope --policy aiter-v1", "gpu: unknown GPU 'nope'"); }
-TEST(SweepCli, EmptyGpuInList) { expect_no_file("--batch 1 --context 100 --gpu mi355x, --policy aiter-v1", "gpu: must be a comma list"); }
+TEST(SweepCli, UnknownGpuInList) {
+  expect_no_file("--batch 1 --context 100 --gpu mi355x,nope --policy aiter-v1", "gpu: unknown GPU 'nope'");
+}
+TEST(SweepCli, EmptyGpuInList) {
+  expect_no_file("--batch 1 --context 100 --gpu mi355x, --policy aiter-v1", "gpu: must be a comma list");
+}
 TEST(SweepCli, SecondPolicyBad) {
   expect_no_file("--batch 1 --context 100 --policy aiter-v1 --policy aiter-v1:max_split_per_batch=0",
                  "max_split_per_batch: must be");
 }
 TEST(SweepCli, UnsupportedHeads) { expect_no_file("--batch 1 --context 100 --heads 7 --policy aiter-v1", "heads"); }
-TEST(SweepCli, BadFormat) { expect_no_file("--batch 1 --context 100 --policy aiter-v1 --format xml", "format: must be text, json or csv, got 'xml'"); }
+TEST(SweepCli, BadFormat) {
+  expect_no_file("--batch 1 --context 100 --policy aiter-v1 --format xml",
+                 "format: must be text, json or csv, got 'xml'");
+}
 TEST(SweepCli, MissingOut) { expect_bad_input("sweep --batch 1 --context 100 --policy aiter-v1", "--out is required"); }
 TEST(SweepCli, MissingPolicy) { expect_bad_input("sweep --batch 1 --context 100 --out x.csv", "--policy is required"); }
 

@@ -6,13 +6,15 @@
 #include <QtGlobal>
 #include <string>
 
+#include "mlasim/gui/timeline_painter.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/scenario.h"
-#include "mlasim/gui/timeline_painter.h"
 
 namespace mlasim::gui::testing {
 
-inline std::string readme_scenario_path() { return std::string(MLASIM_DATA_DIR) + "/scenarios/atom_msb16_vs_auto.json"; }
+inline std::string readme_scenario_path() {
+  return std::string(MLASIM_DATA_DIR) + "/scenarios/atom_msb16_vs_auto.json";
+}
 
 // A directory under the build tree for files the tests write (kept, so a failing picture can be looked at).
 inline QString output_path(const QString& name) { return QStringLiteral(MLASIM_TEST_OUTPUT_DIR "/") + name; }

@@ -74,8 +74,7 @@ class MainWindowTest : public QObject {
 
   void the_metrics_show_the_shared_formatter_text() {
     const auto want = expected(sim::Scenario{});
-    QCOMPARE(shown_text("kernel_us", MetricsModel::kA),
-             QString::number(want.a.prediction->metrics.kernel_us, 'f', 2));
+    QCOMPARE(shown_text("kernel_us", MetricsModel::kA), QString::number(want.a.prediction->metrics.kernel_us, 'f', 2));
     QStringList splits;  // four requests: metrics_text lists every count
     for (int n : want.a.prediction->metrics.splits_per_request) splits << QString::number(n);
     QCOMPARE(shown_text("splits_per_request", MetricsModel::kA), splits.join(' '));
@@ -93,7 +92,8 @@ class MainWindowTest : public QObject {
     QCOMPARE(shown("kernel_us", MetricsModel::kA), want.a.prediction->metrics.kernel_us);
     QCOMPARE(shown("active_clusters", MetricsModel::kA), 32.0);
     QCOMPARE(shown("kernel_us", MetricsModel::kB), want.b.prediction->metrics.kernel_us);
-    QCOMPARE(window_->uplift_label()->text(), uplift_text(sim::speedup(want.a.prediction->metrics, want.b.prediction->metrics)));
+    QCOMPARE(window_->uplift_label()->text(),
+             uplift_text(sim::speedup(want.a.prediction->metrics, want.b.prediction->metrics)));
   }
 
   void workload_edits_replan_both_sides_data() {
@@ -147,7 +147,8 @@ class MainWindowTest : public QObject {
     const double kernel = shown("kernel_us", MetricsModel::kA);
     window_->policy_panel(0)->set_knob_text("max_split_per_batch", QStringLiteral("0"));
     QVERIFY(!window_->error_label()->isHidden());
-    QVERIFY2(window_->error_label()->text().contains("max_split_per_batch"), qPrintable(window_->error_label()->text()));
+    QVERIFY2(window_->error_label()->text().contains("max_split_per_batch"),
+             qPrintable(window_->error_label()->text()));
     QCOMPARE(window_->scene(), scene);
     QCOMPARE(shown("kernel_us", MetricsModel::kA), kernel);
     window_->policy_panel(0)->set_knob_text("max_split_per_batch", QStringLiteral("16"));
@@ -178,21 +179,29 @@ class MainWindowTest : public QObject {
     MainWindow other;
     QVERIFY2(other.open_scenario(path), qPrintable(other.last_error()));
     QVERIFY(testing::same_json(scenario_to_json(other.scenario()), scenario_to_json(before)));
-    QCOMPARE(other.metrics_model()->data(other.metrics_model()->index(other.metrics_model()->row_of("kernel_us"),
-                                                                       MetricsModel::kB), Qt::UserRole),
-             window_->metrics_model()->data(window_->metrics_model()->index(window_->metrics_model()->row_of("kernel_us"),
-                                                                             MetricsModel::kB), Qt::UserRole));
+    QCOMPARE(
+        other.metrics_model()->data(
+            other.metrics_model()->index(other.metrics_model()->row_of("kernel_us"), MetricsModel::kB), Qt::UserRole),
+        window_->metrics_model()->data(
+            window_->metrics_model()->index(window_->metrics_model()->row_of("kernel_us"), MetricsModel::kB),
+            Qt::UserRole));
   }
 
   void a_bad_scenario_file_changes_nothing_data() {
     QTest::addColumn<QByteArray>("text");
     QTest::addColumn<QString>("expected");
     QTest::newRow("not JSON") << QByteArray("{\"workload\": [") << "not valid JSON";
-    QTest::newRow("a plan, not a scenario") << QByteArray(R"({"derived": {}, "outputs": {}})") << "derived: is not a scenario field";
-    QTest::newRow("heads unsupported") << QByteArray(R"({"workload": {"heads": 12}, "policies": {"A": "aiter-v1", "B": "aiter-v1"}})") << "heads";
-    QTest::newRow("unknown policy") << QByteArray(R"({"workload": {}, "policies": {"A": "aiter-v9", "B": "aiter-v1"}})") << "policies.A";
-    QTest::newRow("bad knob") << QByteArray(R"({"workload": {}, "policies": {"A": "aiter-v1", "B": "aiter-v1:max_split_per_batch=0"}})") << "max_split_per_batch";
-    QTest::newRow("unknown GPU") << QByteArray(R"({"workload": {"gpu": "mi999"}, "policies": {"A": "aiter-v1", "B": "aiter-v1"}})") << "gpu";
+    QTest::newRow("a plan, not a scenario")
+        << QByteArray(R"({"derived": {}, "outputs": {}})") << "derived: is not a scenario field";
+    QTest::newRow("heads unsupported")
+        << QByteArray(R"({"workload": {"heads": 12}, "policies": {"A": "aiter-v1", "B": "aiter-v1"}})") << "heads";
+    QTest::newRow("unknown policy") << QByteArray(R"({"workload": {}, "policies": {"A": "aiter-v9", "B": "aiter-v1"}})")
+                                    << "policies.A";
+    QTest::newRow("bad knob")
+        << QByteArray(R"({"workload": {}, "policies": {"A": "aiter-v1", "B": "aiter-v1:max_split_per_batch=0"}})")
+        << "max_split_per_batch";
+    QTest::newRow("unknown GPU")
+        << QByteArray(R"({"workload": {"gpu": "mi999"}, "policies": {"A": "aiter-v1", "B": "aiter-v1"}})") << "gpu";
   }
   void a_bad_scenario_file_changes_nothing() {
     QFETCH(QByteArray, text);
@@ -200,7 +209,8 @@ class MainWindowTest : public QObject {
     window_->workload_panel()->count_box()->setValue(6);
     const nlohmann::json before = scenario_to_json(window_->scenario());
     const auto scene = window_->scene();
-    const QString path = write_file(QStringLiteral("bad_scenario_%1.json").arg(QTest::currentDataTag()).replace(' ', '_'), text);
+    const QString path =
+        write_file(QStringLiteral("bad_scenario_%1.json").arg(QTest::currentDataTag()).replace(' ', '_'), text);
     QVERIFY(!window_->open_scenario(path));
     QVERIFY2(window_->last_error().contains(expected), qPrintable(window_->last_error()));
     QVERIFY2(window_->last_error().contains(path), qPrintable(window_->last_error()));
@@ -263,7 +273,8 @@ class MainWindowTest : public QObject {
     QFETCH(QString, expected);
     const auto scene = window_->scene();
     const std::string source = window_->side(0)->source;
-    const QString path = write_file(QStringLiteral("bad_plan_%1.json").arg(QTest::currentDataTag()).replace(' ', '_'), text);
+    const QString path =
+        write_file(QStringLiteral("bad_plan_%1.json").arg(QTest::currentDataTag()).replace(' ', '_'), text);
     QVERIFY(!window_->import_plan(0, path));
     QVERIFY2(window_->last_error().contains(expected), qPrintable(window_->last_error()));
     QCOMPARE(window_->scene(), scene);
@@ -308,7 +319,8 @@ class MainWindowTest : public QObject {
       TimelineStyle style = view->style();
       style.row_height = row_height;
       style.reduce_row_height = std::max(2, row_height);
-      return TimelineLayout(*view->scene(), style, view->current_viewport()).full_height() <= view->viewport()->height();
+      return TimelineLayout(*view->scene(), style, view->current_viewport()).full_height() <=
+             view->viewport()->height();
     };
     const int h = view->style().row_height;
     QVERIFY(h == 1 || fits(h));
@@ -336,7 +348,8 @@ class MainWindowTest : public QObject {
   void the_models_keep_their_contracts() {
     QAbstractItemModelTester metrics(window_->metrics_model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     QAbstractItemModelTester works(window_->work_model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QAbstractItemModelTester proxy(window_->work_table()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxy(window_->work_table()->model(),
+                                   QAbstractItemModelTester::FailureReportingMode::QtTest);
     window_->workload_panel()->count_box()->setValue(16);
     window_->policy_panel(0)->set_knob_text("max_split_per_batch", QStringLiteral("2"));
     window_->work_table()->sortByColumn(WorkTableModel::kDuration, Qt::DescendingOrder);

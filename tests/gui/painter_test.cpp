@@ -120,8 +120,8 @@ class PainterTest : public QObject {
       std::set<int> found;
       for (double y = l.reduce_top(lane, 0); y < l.reduce_top(lane, 0) + l.reduce_lane_height(lane); y += 1)
         for (int x = static_cast<int>(l.plot_rect().left()); x < static_cast<int>(l.plot_rect().right()); ++x) {
-          const int r = testing::request_of_pixel(image_.pixel(x, static_cast<int>(y)), scene_.num_requests,
-                                                  style_.background);
+          const int r =
+              testing::request_of_pixel(image_.pixel(x, static_cast<int>(y)), scene_.num_requests, style_.background);
           if (r >= 0) found.insert(r);
         }
       QCOMPARE(found, (std::set<int>{0, 1, 2, 3}));
@@ -169,7 +169,8 @@ class PainterTest : public QObject {
     const auto hit = l.hit_test(QPointF(l.x_of((box.begin_us + box.end_us) / 2), l.row_top(1, 100) + 0.5));
     QVERIFY(hit.has_value());
     const QString tip = box_tooltip(scene_, *hit);
-    QVERIFY2(tip.startsWith(QStringLiteral("B · CU 100 · work %1\nrequest %2").arg(box.work).arg(box.request)), qPrintable(tip));
+    QVERIFY2(tip.startsWith(QStringLiteral("B · CU 100 · work %1\nrequest %2").arg(box.work).arg(box.request)),
+             qPrintable(tip));
     QVERIFY2(tip.contains(format_us(box.end_us - box.begin_us)), qPrintable(tip));
   }
 
@@ -186,7 +187,7 @@ class PainterTest : public QObject {
   void hit_test_misses_empty_space() {
     const TimelineLayout l = layout(image_);
     QVERIFY(!l.hit_test(QPointF(l.x_of(scene_.end_us), l.row_top(0, 200) + 0.5)).has_value());  // idle CU of A
-    QVERIFY(!l.hit_test(QPointF(10, l.row_top(0, 10))).has_value());                          // the header
+    QVERIFY(!l.hit_test(QPointF(10, l.row_top(0, 10))).has_value());                            // the header
   }
 
   // Zoomed in on the first 10 µs, boxes run off both edges and stay inside the plot.
@@ -198,9 +199,14 @@ class PainterTest : public QObject {
     painter.end();
     const TimelineLayout l(scene_, style_, vp);
     const int y = static_cast<int>(std::lround(l.row_top(0, 0)));
-    QCOMPARE(testing::request_of_pixel(image.pixel(static_cast<int>(l.plot_rect().left()) + 1, y), 4, style_.background), 0);
-    QCOMPARE(testing::request_of_pixel(image.pixel(static_cast<int>(l.plot_rect().right()) - 2, y), 4, style_.background), 0);
-    QCOMPARE(testing::request_of_pixel(image.pixel(static_cast<int>(l.plot_rect().right()) + 4, y), 4, style_.background), -1);
+    QCOMPARE(
+        testing::request_of_pixel(image.pixel(static_cast<int>(l.plot_rect().left()) + 1, y), 4, style_.background), 0);
+    QCOMPARE(
+        testing::request_of_pixel(image.pixel(static_cast<int>(l.plot_rect().right()) - 2, y), 4, style_.background),
+        0);
+    QCOMPARE(
+        testing::request_of_pixel(image.pixel(static_cast<int>(l.plot_rect().right()) + 4, y), 4, style_.background),
+        -1);
   }
 
   // Thousands of boxes narrower than a pixel still cover their span: the runs merge instead of vanishing.
@@ -210,8 +216,7 @@ class PainterTest : public QObject {
     prediction->timeline.stage1_us = 250;  // keeps the stage-1 marker off the measured span
     auto& row = prediction->timeline.rows[0];
     row.clear();
-    for (int i = 0; i < 20000; ++i)
-      row.push_back({i * 0.01, i * 0.01 + 0.005, i * 0.01 + 0.01, 0, 0, 0, 1, true});
+    for (int i = 0; i < 20000; ++i) row.push_back({i * 0.01, i * 0.01 + 0.005, i * 0.01 + 0.01, 0, 0, 0, 1, true});
     const TimelineScene scene = make_scene({make_lane("A", {"synthetic", plan, prediction})});
     const QImage image = render_image(scene, style_, kWidth);
     const TimelineLayout l(scene, style_, TimelineViewport{image.size(), 0, scene.end_us * 1.02, 0});

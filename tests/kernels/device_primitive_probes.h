@@ -17,11 +17,11 @@ struct HalfDecodes {
   float f16_lo, f16_hi, bf16_lo, bf16_hi;
 };
 
-std::vector<float> fp8_e4m3_to_float(const std::vector<uint32_t>& codes);  // dev::fp8_e4m3_to_float
-std::vector<uint32_t> fp8x2_to_f16x2(const std::vector<uint32_t>& pairs);  // dev::fp8x2_to_f16x2
-std::vector<uint32_t> pack_e4m3x2(const std::vector<FloatPair>& in);       // dev::pack_e4m3x2(lo, hi)
-std::vector<uint32_t> pack_f16x2(const std::vector<FloatPair>& in);        // dev::pack_f16x2(lo, hi)
-std::vector<uint32_t> pack_bf16x2(const std::vector<FloatPair>& in);       // dev::pack_bf16x2(lo, hi)
+std::vector<float> fp8_e4m3_to_float(const std::vector<uint32_t>& codes);    // dev::fp8_e4m3_to_float
+std::vector<uint32_t> fp8x2_to_f16x2(const std::vector<uint32_t>& pairs);    // dev::fp8x2_to_f16x2
+std::vector<uint32_t> pack_e4m3x2(const std::vector<FloatPair>& in);         // dev::pack_e4m3x2(lo, hi)
+std::vector<uint32_t> pack_f16x2(const std::vector<FloatPair>& in);          // dev::pack_f16x2(lo, hi)
+std::vector<uint32_t> pack_bf16x2(const std::vector<FloatPair>& in);         // dev::pack_bf16x2(lo, hi)
 std::vector<HalfDecodes> decode_halves(const std::vector<uint32_t>& words);  // f16_lo/hi, bf16_lo/hi
 // {interleave_bytes<false>(a, b), interleave_bytes<true>(a, b)}
 std::vector<WordPair> interleave_bytes(const std::vector<WordPair>& in);

@@ -113,8 +113,7 @@ TEST_F(DevicePrimitives, FloatsRoundToNearestEvenE4m3AndSaturateAt448) {
   std::vector<float> finite;
   for (int code = 0; code < 0x7f; ++code) finite.push_back(fp8_e4m3_to_float(static_cast<uint8_t>(code)));
   std::vector<float> probes = rounding_probes(finite, 600.f, 1);
-  for (float beyond : {449.f, 464.f, 480.f, 1000.f, 1e30f})
-    probes.push_back(beyond), probes.push_back(-beyond);
+  for (float beyond : {449.f, 464.f, 480.f, 1000.f, 1e30f}) probes.push_back(beyond), probes.push_back(-beyond);
   const std::vector<FloatPair> in = pairs_of(probes, 7);
   const std::vector<uint32_t> got = probe::pack_e4m3x2(in);
   for (size_t i = 0; i < in.size(); ++i) {

@@ -117,8 +117,8 @@ TEST_F(MlaDecodeGpu, RandomPlansMatchCpuReference) {
       wgmma_runs += r.label.find("kernel=wgmma") != std::string::npos;
       worst = std::max(worst, r.error.relative());
       EXPECT_TRUE(!r.error.has_nan && r.error.relative() <= r.tolerance)
-          << "case " << i << ": " << r.label << " rel err " << r.error.relative() << " (max abs "
-          << r.error.max_abs_err << ", scale " << r.error.output_scale << ")";
+          << "case " << i << ": " << r.label << " rel err " << r.error.relative() << " (max abs " << r.error.max_abs_err
+          << ", scale " << r.error.output_scale << ")";
     }
   }
   std::printf("%d random cases, %d kernel runs (%d on the wgmma kernel%s), worst relative error %.3g\n", cases, runs,

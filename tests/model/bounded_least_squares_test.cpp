@@ -41,8 +41,8 @@ TEST(BoundedLeastSquares, ClipsAStartOutsideTheBox) {
 TEST(BoundedLeastSquares, NumericJacobianOfALinearMapIsItsMatrix) {
   const ResidualFunction r = [](const Eigen::VectorXd& x) { return Eigen::Vector2d(3 * x[0] - x[1], 2 * x[1]); };
   const Eigen::Vector2d x(1.0, 2.0);
-  const Eigen::MatrixXd j = numeric_jacobian(r, x, r(x), Eigen::Vector2d(-10, -10), Eigen::Vector2d(10, 10),
-                                             Eigen::Vector2d(1, 1), 1e-4);
+  const Eigen::MatrixXd j =
+      numeric_jacobian(r, x, r(x), Eigen::Vector2d(-10, -10), Eigen::Vector2d(10, 10), Eigen::Vector2d(1, 1), 1e-4);
   EXPECT_NEAR((j - (Eigen::Matrix2d() << 3, -1, 0, 2).finished()).norm(), 0.0, 1e-9);
 }
 

@@ -14,9 +14,7 @@ struct SyntheticRows {
   std::vector<double> works{1, 2, 4, 8, 1, 3, 16, 2, 5, 7, 1, 12};
   std::vector<double> bytes{1e4, 5e5, 2e6, 1e5, 8e6, 3e4, 1e6, 4e6, 2e5, 6e6, 3e5, 9e5};
 
-  double time(size_t i, const CostParams& p) const {
-    return works[i] * p.t_fix_us + bytes[i] / (p.beta_cu_gbps * 1e3);
-  }
+  double time(size_t i, const CostParams& p) const { return works[i] * p.t_fix_us + bytes[i] / (p.beta_cu_gbps * 1e3); }
   CalibrationProblem problem(const CostParams& truth, const Gpu& gpu) const {
     CalibrationProblem pb;
     pb.start.t_fix_us = 1.0;

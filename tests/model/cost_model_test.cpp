@@ -52,10 +52,9 @@ TEST(CostModel, ProfileValueOutOfRangeNamesTheProfileKey) {
 }
 
 TEST(CostModel, KeysFollowTheDeclarationOrder) {
-  EXPECT_EQ(cost_param_keys(),
-            (std::vector<std::string>{"t_fix_us", "beta_cu_gbps", "b_hbm_tbps", "matrix_efficiency", "launch_us",
-                                      "reduce_block_us", "reduce_launch_us", "planner_us", "grid_block_us",
-                                      "grid_occupancy"}));
+  EXPECT_EQ(cost_param_keys(), (std::vector<std::string>{"t_fix_us", "beta_cu_gbps", "b_hbm_tbps", "matrix_efficiency",
+                                                         "launch_us", "reduce_block_us", "reduce_launch_us",
+                                                         "planner_us", "grid_block_us", "grid_occupancy"}));
 }
 
 TEST(CostModel, SetThenGetReturnsTheValue) {

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
@@ -54,9 +54,13 @@ TEST(TextFile, AtomicWriteReplacesWholeAndFailsCleanly) {
   write_file_atomically(path, "second");
   EXPECT_EQ(read_text_file(path, "in"), "second");
   std::filesystem::remove(path);
-  EXPECT_EQ(message_of([] { write_file_atomically("/nonexistent/dir/x.csv", "x"); }).rfind("out: /nonexistent/dir/x.csv: cannot write", 0),
+  EXPECT_EQ(message_of([] {
+              write_file_atomically("/nonexistent/dir/x.csv", "x");
+            }).rfind("out: /nonexistent/dir/x.csv: cannot write", 0),
             0u);
-  EXPECT_EQ(message_of([] { read_text_file("/nonexistent.json", "scenario"); }).rfind("scenario: /nonexistent.json: cannot read", 0),
+  EXPECT_EQ(message_of([] {
+              read_text_file("/nonexistent.json", "scenario");
+            }).rfind("scenario: /nonexistent.json: cannot read", 0),
             0u);
 }
 
@@ -72,7 +76,8 @@ TEST(JsonFields, TypedReadsNameThePath) {
   EXPECT_EQ(message_of([&] { r.integer("n", 0, 4, 9); }), "top.n: must be 4..9, got 3");
   EXPECT_EQ(message_of([&] { r.text("n", ""); }), "top.n: must be a string, got number");
   EXPECT_EQ(message_of([&] { r.integers("l", 2, 9, 4); }), "top.l: entry 0 must be an integer 2..9, got 1");
-  EXPECT_EQ(message_of([&] { JsonFields(j, "top", {"n"}, "campaign"); }).rfind("top.b: is not a campaign field here", 0), 0u);
+  EXPECT_EQ(
+      message_of([&] { JsonFields(j, "top", {"n"}, "campaign"); }).rfind("top.b: is not a campaign field here", 0), 0u);
   EXPECT_EQ(message_of([] { JsonFields(nlohmann::json::array(), "", {}, "profile"); }),
             "profile: must be a JSON object, got array");
 }

@@ -34,8 +34,9 @@ TEST(AiterV1Errors, ZeroSplitBudgetIsRejected) {
 TEST(AiterV1Errors, UnsupportedHeadsListTheSupportedOnes) {
   AiterV1Args a = good();
   a.num_heads_per_head_k = 24;
-  EXPECT_EQ(error_of(a), "heads: 24 q heads are not supported on gfx950 with fp8/fp8 and qlen 1; supported: 16, 32, 48, "
-                         "64, 80, 96, 112, 128");
+  EXPECT_EQ(error_of(a),
+            "heads: 24 q heads are not supported on gfx950 with fp8/fp8 and qlen 1; supported: 16, 32, 48, "
+            "64, 80, 96, 112, 128");
 }
 
 TEST(AiterV1Errors, KvIndptrMustStartAtZero) {
@@ -73,8 +74,9 @@ TEST(AiterV1Errors, FoldingNeedsUniformQueryLengths) {
   a.max_seqlen_qo = 2;
   a.uni_seqlen_qo = -1;
   a.seqlens_qo_indptr = {0, 1, 3};
-  EXPECT_EQ(error_of(a), "uni_seqlen_qo: head folding (128 heads) needs a uniform query length; AITER indexes out of "
-                         "range otherwise");
+  EXPECT_EQ(error_of(a),
+            "uni_seqlen_qo: head folding (128 heads) needs a uniform query length; AITER indexes out of "
+            "range otherwise");
 }
 
 TEST(AiterV1Errors, UnsupportedHeadsOnANonAmdTargetSayWhichTargets) {
@@ -96,10 +98,12 @@ TEST(AiterV1Errors, PolicyKnobsAreValidatedByTheirTable) {
     return std::string("no error");
   };
   EXPECT_EQ(msg("aiter-v1:max_split_per_batch=0"), "max_split_per_batch: must be -1, vllm or 1..4096, got 0");
-  EXPECT_EQ(msg("aiter-v1:max_split=4"), "policy: 'aiter-v1' has no knob 'max_split'; knobs: max_split_per_batch, "
-                                         "experimental");
-  EXPECT_EQ(msg("aiter-v1:max_split_per_batch"), "policy: knob 'max_split_per_batch' in "
-                                                 "'aiter-v1:max_split_per_batch' needs key=value");
+  EXPECT_EQ(msg("aiter-v1:max_split=4"),
+            "policy: 'aiter-v1' has no knob 'max_split'; knobs: max_split_per_batch, "
+            "experimental");
+  EXPECT_EQ(msg("aiter-v1:max_split_per_batch"),
+            "policy: knob 'max_split_per_batch' in "
+            "'aiter-v1:max_split_per_batch' needs key=value");
   EXPECT_EQ(msg("aiter-v1-adaptive:rule=cube"), "rule: must be sqrt or width, got cube");
   EXPECT_EQ(msg("nonsense").rfind("policy: unknown policy 'nonsense'; known: aiter-v1, aiter-v1-adaptive", 0), 0u);
 }

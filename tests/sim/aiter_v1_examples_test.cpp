@@ -85,8 +85,7 @@ TEST(AiterV1Example, SingleRequestSplitCountsMatchPublishedTable) {
   // aiter PR #4899's MI355X table, "OFF" column: bs=1 split counts for ctx 512 .. 1M.
   const std::vector<int> ctx = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576};
   const std::vector<int> want = {32, 64, 128, 128, 171, 205, 228, 241, 249, 253, 255, 256};
-  for (size_t i = 0; i < ctx.size(); ++i)
-    EXPECT_EQ(plan_aiter_v1(mi355x({ctx[i]}, -1)).num_works(), want[i]) << ctx[i];
+  for (size_t i = 0; i < ctx.size(); ++i) EXPECT_EQ(plan_aiter_v1(mi355x({ctx[i]}, -1)).num_works(), want[i]) << ctx[i];
 }
 
 TEST(AiterV1Example, AdaptiveSqrtRuleMatchesPublishedOnColumn) {

@@ -77,7 +77,8 @@ TEST(Fixed, RejectsBadKnobs) {
   EXPECT_EQ(message("fixed:splits=0", uniform(1, 100)), "splits: must be 1..1024, got 0");
   EXPECT_EQ(message("fixed:granule=0", uniform(1, 100)), "granule: must be 1..65536, got 0");
   EXPECT_EQ(message("fixed:heads_per_wg=many", uniform(1, 100)), "heads_per_wg: must be all or 1..128, got many");
-  EXPECT_EQ(message("fixed:heads_per_wg=24", uniform(1, 100, 128)), "heads_per_wg: must divide the 128 q heads, got 24");
+  EXPECT_EQ(message("fixed:heads_per_wg=24", uniform(1, 100, 128)),
+            "heads_per_wg: must divide the 128 q heads, got 24");
   EXPECT_EQ(message("fixed:splits=4,split=2", uniform(1, 100)).substr(0, 7), "policy:");
 }
 

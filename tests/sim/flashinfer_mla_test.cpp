@@ -53,9 +53,9 @@ TEST(FlashInferMla, WorkedExampleP7B) {
 }
 
 TEST(FlashInferMla, ShortKvPerClusterUsesTheSmallLimits) {
-  EXPECT_EQ(plan(uniform(1, 2048)).model.payload_blocks, 32);   // 8 tokens per cluster
-  EXPECT_EQ(plan(uniform(1, 4096)).model.payload_blocks, 64);   // 16
-  EXPECT_EQ(plan(uniform(1, 16384)).model.payload_blocks, 192); // 64
+  EXPECT_EQ(plan(uniform(1, 2048)).model.payload_blocks, 32);    // 8 tokens per cluster
+  EXPECT_EQ(plan(uniform(1, 4096)).model.payload_blocks, 64);    // 16
+  EXPECT_EQ(plan(uniform(1, 16384)).model.payload_blocks, 192);  // 64
 }
 
 TEST(FlashInferMla, TilesWithinTheLimitWriteTheOutput) {
@@ -126,7 +126,8 @@ TEST(FlashInferMla, RejectsPagedKv) {
     plan(batch);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "page_size: flashinfer-mla cuts KV at token granularity; page size must be 1, got 16");
+    EXPECT_EQ(std::string(e.what()),
+              "page_size: flashinfer-mla cuts KV at token granularity; page size must be 1, got 16");
   }
 }
 

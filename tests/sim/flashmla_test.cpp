@@ -138,7 +138,8 @@ TEST(FlashMla, RejectsBadKnobsAndWorkloads) {
   EXPECT_EQ(message("flashmla", ragged), "qo_len: flashmla takes one query length (s_q) for the whole batch");
   DecodeBatch big_pages = uniform(2, 1000);
   big_pages.page_size = 128;
-  EXPECT_EQ(message("flashmla", big_pages), "page_size: flashmla walks 64-token KV blocks; page size must be 1..64, got 128");
+  EXPECT_EQ(message("flashmla", big_pages),
+            "page_size: flashmla walks 64-token KV blocks; page size must be 1..64, got 128");
   EXPECT_EQ(message("flashmla", uniform(2, 100, 48, 2)).substr(0, 6), "heads:");
 }
 

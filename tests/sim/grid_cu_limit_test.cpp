@@ -75,8 +75,7 @@ TEST(GridCuLimit, ZeroClustersIsTheWholeGpuAsBefore) {
     const Prediction p = simulate(plan, batch, mi355x(), params);
     EXPECT_EQ(p.metrics, simulate_metrics(unrecorded, batch, mi355x(), params)) << spec;
     EXPECT_EQ(p.timeline.num_clusters, mi355x().num_cu * p.timeline.rows_per_cu) << spec;
-    EXPECT_EQ(static_cast<int>(cus_used(p.timeline).size()), std::min(plan.num_work_lists(), mi355x().num_cu))
-        << spec;
+    EXPECT_EQ(static_cast<int>(cus_used(p.timeline).size()), std::min(plan.num_work_lists(), mi355x().num_cu)) << spec;
   }
 }
 

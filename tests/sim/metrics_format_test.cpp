@@ -27,10 +27,10 @@ Metrics sample() {
 }
 
 TEST(MetricsFormat, NamesAreTheMemberNamesInOrder) {
-  EXPECT_EQ(metric_names(), (std::vector<std::string>{"stage1_us", "reduce_us", "kernel_us", "total_us",
-                                                      "active_clusters", "occupancy", "splits_per_request",
-                                                      "num_works", "num_partials", "kv_bytes", "achieved_tbps",
-                                                      "critical_path_us"}));
+  EXPECT_EQ(metric_names(),
+            (std::vector<std::string>{"stage1_us", "reduce_us", "kernel_us", "total_us", "active_clusters", "occupancy",
+                                      "splits_per_request", "num_works", "num_partials", "kv_bytes", "achieved_tbps",
+                                      "critical_path_us"}));
 }
 
 TEST(MetricsFormat, JsonRoundTripIsExact) { EXPECT_EQ(metrics_from_json(metrics_to_json(sample())), sample()); }

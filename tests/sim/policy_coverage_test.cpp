@@ -14,9 +14,9 @@ namespace {
 struct Case {
   std::string spec;
   std::vector<int> heads;
-  std::vector<int> qlens;   // uniform query lengths to draw from
-  bool ragged_qlen;         // also draw per-request query lengths
-  std::vector<int> pages;   // page sizes
+  std::vector<int> qlens;  // uniform query lengths to draw from
+  bool ragged_qlen;        // also draw per-request query lengths
+  std::vector<int> pages;  // page sizes
 };
 
 DecodeBatch random_batch(std::mt19937& rng, const Case& c) {

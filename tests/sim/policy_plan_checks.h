@@ -21,14 +21,16 @@
 namespace mlasim::sim::testing {
 
 // `exact_buffers`: the buffer sizes equal the written sizes (the new policies), rather than AITER's sizing.
-inline ::testing::AssertionResult plan_keeps_contract(const Plan& p, const DecodeBatch& batch, bool exact_buffers = true) {
+inline ::testing::AssertionResult plan_keeps_contract(const Plan& p, const DecodeBatch& batch,
+                                                      bool exact_buffers = true) {
   const auto fail = [](const std::string& what) { return ::testing::AssertionFailure() << what; };
   Plan kv_ordered = p;
   std::stable_sort(kv_ordered.works.begin(), kv_ordered.works.end(), [](const WorkInfo& a, const WorkInfo& b) {
     return std::tie(a.batch_idx, a.qo_start, a.kv_start) < std::tie(b.batch_idx, b.qo_start, b.kv_start);
   });
   const auto violations = check_plan(kv_ordered, batch);
-  if (!violations.empty()) return fail(violations.front() + " (and " + std::to_string(violations.size() - 1) + " more)");
+  if (!violations.empty())
+    return fail(violations.front() + " (and " + std::to_string(violations.size() - 1) + " more)");
 
   const int B = batch.size();
   const int nc = p.num_work_lists();

@@ -39,9 +39,7 @@ TEST(ReduceGraph, UnfedTilesDoNotCount) {
   EXPECT_DOUBLE_EQ(reduce_critical_path({work_us, previous, tile, tile_us}).length_us, 1);
 }
 
-TEST(ReduceGraph, EmptyGraphHasZeroLength) {
-  EXPECT_DOUBLE_EQ(reduce_critical_path({}).length_us, 0);
-}
+TEST(ReduceGraph, EmptyGraphHasZeroLength) { EXPECT_DOUBLE_EQ(reduce_critical_path({}).length_us, 0); }
 
 TEST(ReduceGraph, RejectsACycleOfClusterOrder) {
   const std::vector<double> work_us{1, 1};

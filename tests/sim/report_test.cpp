@@ -35,8 +35,8 @@ TEST(MetricFields, OneEntryPerMetricInOutputOrder) {
   std::vector<std::string> names;
   for (const MetricField& f : metric_fields()) names.emplace_back(f.name);
   EXPECT_EQ(names, (std::vector<std::string>{"stage1_us", "reduce_us", "kernel_us", "total_us", "active_clusters",
-                                             "occupancy", "splits_per_request", "num_works", "num_partials",
-                                             "kv_bytes", "achieved_tbps", "critical_path_us"}));
+                                             "occupancy", "splits_per_request", "num_works", "num_partials", "kv_bytes",
+                                             "achieved_tbps", "critical_path_us"}));
   EXPECT_EQ(find_metric_field("kernel_us")->unit, "us");
   EXPECT_EQ(find_metric_field("achieved_tbps")->unit, "TB/s");
   EXPECT_EQ(find_metric_field("nope"), nullptr);

@@ -137,12 +137,15 @@ INSTANTIATE_TEST_SUITE_P(
                     "workload.batch.count: is not a scenario field here"},
         BadScenario{R"({"workload": {"batch": {"kind": "list", "kv_lens": [5, -1]}}, "policies": {"A": "a"}})",
                     "workload.batch.kv_lens: entry 1 must be an integer"},
-        BadScenario{R"({"workload": {"batch": {"kind": "random", "min_context": 10, "max_context": 5}}, "policies": {"A": "a"}})",
-                    "workload.batch.max_context: must be >= min_context (10), got 5"},
-        BadScenario{R"({"workload": {"heads": "16"}, "policies": {"A": "a", "B": "b"}})", "workload.heads: must be an integer"},
+        BadScenario{
+            R"({"workload": {"batch": {"kind": "random", "min_context": 10, "max_context": 5}}, "policies": {"A": "a"}})",
+            "workload.batch.max_context: must be >= min_context (10), got 5"},
+        BadScenario{R"({"workload": {"heads": "16"}, "policies": {"A": "a", "B": "b"}})",
+                    "workload.heads: must be an integer"},
         BadScenario{R"({"workload": {"kv_dtype": "fp4"}, "policies": {"A": "a", "B": "b"}})", "workload.kv_dtype"},
         BadScenario{R"({"workload": {"causal": 1}, "policies": {"A": "a"}})", "workload.causal: must be true or false"},
-        BadScenario{R"({"workload": {"kv_granularity": 0}, "policies": {"A": "a"}})", "workload.kv_granularity: must be 1..65536"},
+        BadScenario{R"({"workload": {"kv_granularity": 0}, "policies": {"A": "a"}})",
+                    "workload.kv_granularity: must be 1..65536"},
         BadScenario{"[1, 2]", "scenario: must be a JSON object"}));
 
 TEST(Scenario, AFileThatIsNotJsonNamesTheFile) {
@@ -157,9 +160,7 @@ TEST(Scenario, AFileThatIsNotJsonNamesTheFile) {
   std::filesystem::remove(path);
 }
 
-TEST(Scenario, AMissingFileIsAnInputError) {
-  EXPECT_THROW(load_scenario("/nonexistent/scenario.json"), InputError);
-}
+TEST(Scenario, AMissingFileIsAnInputError) { EXPECT_THROW(load_scenario("/nonexistent/scenario.json"), InputError); }
 
 TEST(Scenario, SavingWhereItCannotLeavesNoFile) {
   EXPECT_THROW(save_scenario(Scenario{}, "/nonexistent/dir/s.json"), InputError);

@@ -95,8 +95,9 @@ TEST(Simulator, KernelTimeRisesWithContext) {
   double previous = 0;
   for (int context : {1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000}) {
     const DecodeBatch batch = uniform(4, context);
-    const double t = simulate_metrics(plan_with("aiter-v1:max_split_per_batch=-1", batch), batch, mi355x(),
-                                      datasheet_params()).kernel_us;
+    const double t =
+        simulate_metrics(plan_with("aiter-v1:max_split_per_batch=-1", batch), batch, mi355x(), datasheet_params())
+            .kernel_us;
     EXPECT_GT(t, previous) << context;
     previous = t;
   }
@@ -163,8 +164,8 @@ TEST(Simulator, CriticalPathIsTheLongestClusterWhenNothingIsSplit) {
 
 TEST(Simulator, CriticalPathNeverExceedsTheKernelTime) {
   const DecodeBatch batch = uniform(4, 100000);
-  const Metrics m = simulate_metrics(plan_with("aiter-v1:max_split_per_batch=16", batch), batch, mi355x(),
-                                     datasheet_params());
+  const Metrics m =
+      simulate_metrics(plan_with("aiter-v1:max_split_per_batch=16", batch), batch, mi355x(), datasheet_params());
   EXPECT_LE(m.critical_path_us, m.kernel_us + 1e-9);
   EXPECT_GT(m.critical_path_us, m.stage1_us);
 }

@@ -28,7 +28,8 @@ std::vector<Case> cases() {
   std::mt19937 rng(11);
   DecodeBatch mixed;
   for (int i = 0; i < 20; ++i) {
-    mixed.kv_lens.push_back(rng() % 4 == 0 ? 50000 + static_cast<int>(rng() % 80000) : 100 + static_cast<int>(rng() % 6000));
+    mixed.kv_lens.push_back(rng() % 4 == 0 ? 50000 + static_cast<int>(rng() % 80000)
+                                           : 100 + static_cast<int>(rng() % 6000));
     mixed.qo_lens.push_back(1);
   }
   out.push_back({"mixed20", mixed});

@@ -120,12 +120,13 @@ TEST(Campaign, ErrorsNameTheField) {
             "axes.batch: entry 0 must be an integer 1..65536, got 0");
   EXPECT_EQ(message_of(R"({"id": "a", "axes": {"heads": {"log_range": [8, 2]}}, "policies": ["aiter-v1"]})"),
             "axes.heads.log_range: must be [min, max] with min <= max");
-  EXPECT_EQ(message_of(R"({"id": "a", "axes": {"kv_dtype": ["fp4"]}, "policies": ["aiter-v1"]})").rfind("axes.kv_dtype", 0),
-            0u);
+  EXPECT_EQ(
+      message_of(R"({"id": "a", "axes": {"kv_dtype": ["fp4"]}, "policies": ["aiter-v1"]})").rfind("axes.kv_dtype", 0),
+      0u);
   EXPECT_EQ(message_of(R"({"id": "a", "axes": {"spread": [-1]}, "policies": ["aiter-v1"]})"),
             "axes.spread: must be a list of sigmas in [0, 4], got -1");
-  EXPECT_EQ(message_of(R"({"id": "a", "repetition": 3, "policies": ["aiter-v1"]})").rfind(
-                "repetition: is not a campaign field here", 0),
+  EXPECT_EQ(message_of(R"({"id": "a", "repetition": 3, "policies": ["aiter-v1"]})")
+                .rfind("repetition: is not a campaign field here", 0),
             0u);
   EXPECT_EQ(message_of(R"({"id": "a", "decode": "fast", "policies": ["aiter-v1"]})"),
             "decode: must be auto, portable or wgmma, got 'fast'");

@@ -43,8 +43,8 @@ TEST(MeasurementCsv, ReadsEveryColumn) {
 }
 
 TEST(MeasurementCsv, RaggedContextAndEmptyStages) {
-  const auto rows = parse_measurement_csv(
-      kHeader + "h100,k,aiter-v1,3,ragged,16,1,fp8,fp8,1,0,,,12.5,,,,d,c,2026-11-21\n", "m.csv");
+  const auto rows =
+      parse_measurement_csv(kHeader + "h100,k,aiter-v1,3,ragged,16,1,fp8,fp8,1,0,,,12.5,,,,d,c,2026-11-21\n", "m.csv");
   EXPECT_FALSE(rows[0].context.has_value());
   EXPECT_FALSE(rows[0].stage1_us.has_value());
   EXPECT_DOUBLE_EQ(*rows[0].kernel_us, 12.5);
@@ -101,9 +101,7 @@ TEST(MeasurementCsv, UnclosedQuote) {
 
 TEST(MeasurementCsv, EmptyFile) { EXPECT_EQ(error_of(""), "csv|csv: m.csv is empty (needs a header line)"); }
 
-TEST(MeasurementCsv, MissingFile) {
-  EXPECT_THROW(read_measurement_csv("/nonexistent/m.csv"), InputError);
-}
+TEST(MeasurementCsv, MissingFile) { EXPECT_THROW(read_measurement_csv("/nonexistent/m.csv"), InputError); }
 
 TEST(CsvRecord, QuotedCommasAndDoubledQuotes) {
   EXPECT_EQ(split_csv_record("a,\"b,c\",\"say \"\"hi\"\"\",", "x"),

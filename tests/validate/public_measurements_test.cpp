@@ -23,8 +23,9 @@ TEST(PublicMeasurements, ProfileNamesFromLabels) {
 
 TEST(PublicMeasurements, KernelTimeWithItsSplitSetting) {
   const auto imp = import_public_measurements(
-      kHeader + "\nMI355X,\"asm, persistent\",fp8,fp8,64,8192,32,1,4,1,test default (-ms 32 unless overridden),"
-                "kernel_time,131.592,us,PR #3003\n",
+      kHeader +
+          "\nMI355X,\"asm, persistent\",fp8,fp8,64,8192,32,1,4,1,test default (-ms 32 unless overridden),"
+          "kernel_time,131.592,us,PR #3003\n",
       "p.csv");
   ASSERT_EQ(imp.rows.size(), 1u);
   const MeasurementRow& r = imp.rows[0];
@@ -40,9 +41,10 @@ TEST(PublicMeasurements, KernelTimeWithItsSplitSetting) {
 
 TEST(PublicMeasurements, AssumptionsFillWhatThePublicationLeftOut) {
   const auto imp = import_public_measurements(
-      kHeader + ",assumptions\nMI300X,HIP reduce,-,-,1,-,16,1,1,-,128 splits,reduce_kernel_time_graph,"
-                "13.8,us (derived),PR #3901,policy=aiter-v1:max_split_per_batch=128; context=65536; page_size=1; "
-                "q_dtype=fp8; kv_dtype=fp8\n",
+      kHeader +
+          ",assumptions\nMI300X,HIP reduce,-,-,1,-,16,1,1,-,128 splits,reduce_kernel_time_graph,"
+          "13.8,us (derived),PR #3901,policy=aiter-v1:max_split_per_batch=128; context=65536; page_size=1; "
+          "q_dtype=fp8; kv_dtype=fp8\n",
       "p.csv");
   ASSERT_EQ(imp.rows.size(), 1u) << (imp.skipped.empty() ? "" : imp.skipped[0]);
   EXPECT_EQ(imp.rows[0].policy, "aiter-v1:max_split_per_batch=128");
@@ -54,7 +56,8 @@ TEST(PublicMeasurements, SkipsNonTimesWithAReason) {
   const auto imp = import_public_measurements(
       kHeader + "\nMI355X,hw_spec,-,-,-,-,-,-,-,-,-,compute_units,256,CUs,ROCm docs\n", "p.csv");
   EXPECT_TRUE(imp.rows.empty());
-  EXPECT_EQ(imp.skipped, (std::vector<std::string>{"p.csv line 2: metric 'compute_units' is not a kernel time or time ratio"}));
+  EXPECT_EQ(imp.skipped,
+            (std::vector<std::string>{"p.csv line 2: metric 'compute_units' is not a kernel time or time ratio"}));
 }
 
 TEST(PublicMeasurements, SkipsARowWithoutAPolicy) {
@@ -67,8 +70,9 @@ TEST(PublicMeasurements, SkipsARowWithoutAPolicy) {
 
 TEST(PublicMeasurements, BadAssumptionKeyIsAnInputError) {
   try {
-    import_public_measurements(kHeader + ",assumptions\nMI300X,k,fp8,fp8,1,9,16,1,1,1,-ms 4,kernel_time,1,us,s,"
-                                         "heads=16\n",
+    import_public_measurements(kHeader +
+                                   ",assumptions\nMI300X,k,fp8,fp8,1,9,16,1,1,1,-ms 4,kernel_time,1,us,s,"
+                                   "heads=16\n",
                                "p.csv");
     FAIL();
   } catch (const InputError& e) {
@@ -93,8 +97,7 @@ TEST(PublicMeasurements, ImportsTheReferenceFile) {
   const auto imp = import_public_measurements(text, "public_measurements.csv");
   // Every row is either imported or skipped with a reason.
   EXPECT_GT(imp.rows.size(), 30u);
-  EXPECT_EQ(imp.rows.size() + imp.skipped.size(),
-            static_cast<size_t>(std::count(text.begin(), text.end(), '\n') - 1));
+  EXPECT_EQ(imp.rows.size() + imp.skipped.size(), static_cast<size_t>(std::count(text.begin(), text.end(), '\n') - 1));
 }
 
 }  // namespace

@@ -142,8 +142,7 @@ std::string line_ranges(std::vector<int> lines) {
 std::string fitted_source(const CalibrationRun& run, const std::string& measurement_files, const std::string& date) {
   std::vector<int> fit, held;
   for (const RowFit& r : run.result.rows) (r.held_out ? held : fit).push_back(run.rows[r.row].row.line);
-  std::string s = fmt::format("mlasim calibrate, {}: fitted to {} lines {}", date, measurement_files,
-                              line_ranges(fit));
+  std::string s = fmt::format("mlasim calibrate, {}: fitted to {} lines {}", date, measurement_files, line_ranges(fit));
   if (!held.empty()) s += fmt::format(" (held out: lines {})", line_ranges(held));
   return s + fmt::format("; fit MAPE {:.1f}%, held-out MAPE {:.1f}%; docs/validation.md", run.result.fit_mape_pct,
                          run.result.held_out_mape_pct);
@@ -222,8 +221,8 @@ std::string calibration_report_text(const CalibrationRun& run) {
       out += fmt::format("{:<18} {:>12.4g} {:>12.4g} {:>12} [{:g}, {:g}]{}\n", f.key, f.start, f.value,
                          plus_minus(f.std_error), f.lower, f.upper, f.at_bound ? " at bound" : "");
   }
-  out += fmt::format("\n{:>5} {:>6} {:>7} {:>5} {:>4}  {:<34} {:>9} {:>11} {:>12} {:>8}\n", "line", "batch",
-                     "context", "heads", "qlen", "policy", "target", "measured", "predicted", "error");
+  out += fmt::format("\n{:>5} {:>6} {:>7} {:>5} {:>4}  {:<34} {:>9} {:>11} {:>12} {:>8}\n", "line", "batch", "context",
+                     "heads", "qlen", "policy", "target", "measured", "predicted", "error");
   for (const RowFit& f : r.rows) {
     const PreparedRow& p = run.rows[f.row];
     out += fmt::format("{:>5} {:>6} {:>7} {:>5} {:>4}  {:<34} {:>9} {:>11.3f} {:>12.3f} {:>+7.1f}%{}\n", p.row.line,

@@ -46,8 +46,8 @@ CampaignAxis axis_from_json(const json& j, const std::string& path, int min_valu
     throw InputError(path, "must be a list of 1..4096 values or {\"log_range\": [min, max]}");
   for (size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_number_integer() || j[i].get<int64_t>() < min_value || j[i].get<int64_t>() > max_value)
-      throw InputError(path, "entry " + std::to_string(i) + " must be an integer " + std::to_string(min_value) +
-                                 ".." + std::to_string(max_value) + ", got " + j[i].dump());
+      throw InputError(path, "entry " + std::to_string(i) + " must be an integer " + std::to_string(min_value) + ".." +
+                                 std::to_string(max_value) + ", got " + j[i].dump());
     a.values.push_back(j[i].get<int>());
   }
   return a;
@@ -90,7 +90,8 @@ int axis_value(const CampaignAxis& axis, double u) {
     return std::clamp(static_cast<int>(std::floor(std::exp(lo + u * (hi - lo)))), axis.log_range->first,
                       axis.log_range->second);
   }
-  return axis.values[std::min(axis.values.size() - 1, static_cast<size_t>(u * static_cast<double>(axis.values.size())))];
+  return axis
+      .values[std::min(axis.values.size() - 1, static_cast<size_t>(u * static_cast<double>(axis.values.size())))];
 }
 
 struct Point {
@@ -210,7 +211,8 @@ Campaign campaign_from_json(const json& j) {
     if (a.has("clusters")) c.clusters = axis_from_json(a.at("clusters"), a.name("clusters"), 0, 1 << 16);
     if (a.has("kv_dtype")) {
       const json& list = a.at("kv_dtype");
-      if (!list.is_array() || list.empty()) throw InputError("axes.kv_dtype", "must be a list such as [\"bf16\", \"fp8\"]");
+      if (!list.is_array() || list.empty())
+        throw InputError("axes.kv_dtype", "must be a list such as [\"bf16\", \"fp8\"]");
       c.kv_dtypes.clear();
       for (const json& d : list) {
         if (!d.is_string()) throw InputError("axes.kv_dtype", "must be a list of dtype names, got " + d.dump());
@@ -230,7 +232,8 @@ Campaign campaign_from_json(const json& j) {
   }
   if (!r.has("policies")) throw InputError("policies", "is missing; give a list of policy specs");
   const json& policies = r.at("policies");
-  if (!policies.is_array() || policies.empty()) throw InputError("policies", "must be a non-empty list of policy specs");
+  if (!policies.is_array() || policies.empty())
+    throw InputError("policies", "must be a non-empty list of policy specs");
   c.policies.clear();
   for (const json& p : policies) {
     if (!p.is_string() || p.get<std::string>().empty())
@@ -258,17 +261,27 @@ Campaign campaign_from_json(const json& j) {
 }
 
 json campaign_to_json(const Campaign& c) {
-  json j = {{"id", c.id}, {"gpu", c.gpu}, {"sampling", sampling_name(c.sampling)}, {"seed", c.seed},
-            {"policies", c.policies}, {"max_kv_bytes", c.max_kv_bytes}, {"warmup", c.warmup},
-            {"repetitions", c.repetitions}, {"decode", c.decode}};
+  json j = {{"id", c.id},
+            {"gpu", c.gpu},
+            {"sampling", sampling_name(c.sampling)},
+            {"seed", c.seed},
+            {"policies", c.policies},
+            {"max_kv_bytes", c.max_kv_bytes},
+            {"warmup", c.warmup},
+            {"repetitions", c.repetitions},
+            {"decode", c.decode}};
   if (!c.description.empty()) j["description"] = c.description;
   if (c.samples) j["samples"] = c.samples;
   json kv = json::array();
   for (DType d : c.kv_dtypes) kv.push_back(std::string(dtype_name(d)));
-  j["axes"] = {{"batch", axis_to_json(c.batch)},         {"context", axis_to_json(c.context)},
-               {"heads", axis_to_json(c.heads)},         {"qlen", axis_to_json(c.qlen)},
-               {"page_size", axis_to_json(c.page_size)}, {"clusters", axis_to_json(c.clusters)},
-               {"kv_dtype", kv},                         {"spread", c.spreads}};
+  j["axes"] = {{"batch", axis_to_json(c.batch)},
+               {"context", axis_to_json(c.context)},
+               {"heads", axis_to_json(c.heads)},
+               {"qlen", axis_to_json(c.qlen)},
+               {"page_size", axis_to_json(c.page_size)},
+               {"clusters", axis_to_json(c.clusters)},
+               {"kv_dtype", kv},
+               {"spread", c.spreads}};
   if (!c.workloads.empty()) {
     json list = json::array();
     for (const sim::Workload& w : c.workloads) list.push_back(sim::workload_to_json(w));
@@ -347,8 +360,8 @@ CampaignPlan expand_campaign(const Campaign& c) {
 double estimated_device_seconds(const Campaign& c, const CampaignConfig& config, double predicted_kernel_us,
                                 bool new_inputs) {
   const DecodeBatch batch = config.workload.make_batch();
-  const double kv_bytes = static_cast<double>(batch.total_kv_tokens()) * DecodeBatch::kQkHeadDim *
-                          dtype_bytes(config.workload.kv_dtype);
+  const double kv_bytes =
+      static_cast<double>(batch.total_kv_tokens()) * DecodeBatch::kQkHeadDim * dtype_bytes(config.workload.kv_dtype);
   // Rough rates, to be compared with a run's measured wall time: inputs made on the host at ~2 GB/s (all cores)
   // and uploaded at ~10 GB/s; each repetition pays the L2 read flush and two launches (~60 us) besides the
   // kernel; a configuration has ~20 ms of set-up (plan, allocation, reference check).

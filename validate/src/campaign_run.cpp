@@ -60,8 +60,9 @@ std::set<std::string> resume_measurement_file(const std::string& path, const std
   if (text.empty()) return ids;
   const std::string header = text.substr(0, text.find('\n'));
   if (header != measurement_csv_header())
-    throw InputError("out", path + ": is not a measurement file of this version (its header differs); "
-                                   "give a new file or remove it");
+    throw InputError("out", path +
+                                ": is not a measurement file of this version (its header differs); "
+                                "give a new file or remove it");
   for (const MeasurementRow& row : parse_measurement_csv(text, path))
     if (row.campaign == campaign_id) ids.insert(row.config_id);
   return ids;
@@ -107,7 +108,8 @@ MeasurementRow campaign_row(const Campaign& c, const CampaignConfig& config, con
 }
 
 CampaignRunResult run_campaign(const Campaign& c, const CampaignPlan& plan, KernelMeasurer& measurer,
-                               const CampaignRunOptions& o, const std::function<void(size_t, size_t, double)>& progress) {
+                               const CampaignRunOptions& o,
+                               const std::function<void(size_t, size_t, double)>& progress) {
   const std::set<std::string> done = resume_measurement_file(o.out, c.id);
   const bool fresh = !std::filesystem::exists(o.out) || std::filesystem::file_size(o.out) == 0;
   LineAppender out(o.out);

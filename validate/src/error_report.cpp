@@ -116,8 +116,10 @@ std::vector<SliceTable> error_slices(const CalibrationRun& run, bool held_out_on
       {"context", [](const PreparedRow& p) { return context_band(p.row); }},
       {"kv dtype", [](const PreparedRow& p) { return std::string(dtype_name(p.row.kv_dtype)); }},
       {"page size", [](const PreparedRow& p) { return std::to_string(p.row.page_size); }},
-      {"clusters", [](const PreparedRow& p) { return p.row.clusters == 0 ? std::string("all") : std::to_string(p.row.clusters); }},
-      {"batch", [](const PreparedRow& p) { return p.row.kv_lens.empty() ? std::string("uniform") : std::string("ragged"); }},
+      {"clusters",
+       [](const PreparedRow& p) { return p.row.clusters == 0 ? std::string("all") : std::to_string(p.row.clusters); }},
+      {"batch",
+       [](const PreparedRow& p) { return p.row.kv_lens.empty() ? std::string("uniform") : std::string("ragged"); }},
       {"measured", [](const PreparedRow& p) { return measured_band(p.measured_us); }},
   };
   std::vector<SliceTable> tables;
@@ -160,8 +162,8 @@ RegretStats best_policy_regret(const CalibrationRun& run) {
   double regret = 0;
   int within = 0, exact = 0;
   for (const auto& group : workload_groups(run)) {
-    const auto best_measured = std::min_element(group.begin(), group.end(),
-                                                [](const TimedRow& a, const TimedRow& b) { return a.measured < b.measured; });
+    const auto best_measured = std::min_element(
+        group.begin(), group.end(), [](const TimedRow& a, const TimedRow& b) { return a.measured < b.measured; });
     const auto pick = std::min_element(group.begin(), group.end(),
                                        [](const TimedRow& a, const TimedRow& b) { return a.predicted < b.predicted; });
     const double r = pick->measured / best_measured->measured - 1.0;
@@ -221,13 +223,15 @@ std::string error_report_text(const CalibrationRun& run) {
                          s.stats.mape_pct, s.stats.p50_pct, s.stats.p90_pct, s.stats.max_pct, s.stats.mean_signed_pct);
   }
   const PairStats p = speedup_pairs(run);
-  out += fmt::format("\nspeedup pairs: {} (two policies on one workload); |error| median {:.1f}%, p90 {:.1f}%; "
-                     "faster policy named in {:.1f}% of the {} pairs differing by >= 10%\n",
-                     p.pairs, p.median_abs_error_pct, p.p90_abs_error_pct, p.faster_named_pct, p.differing_pairs);
+  out += fmt::format(
+      "\nspeedup pairs: {} (two policies on one workload); |error| median {:.1f}%, p90 {:.1f}%; "
+      "faster policy named in {:.1f}% of the {} pairs differing by >= 10%\n",
+      p.pairs, p.median_abs_error_pct, p.p90_abs_error_pct, p.faster_named_pct, p.differing_pairs);
   const RegretStats r = best_policy_regret(run);
-  out += fmt::format("best-policy pick: {} workloads; mean regret {:.1f}%, within 3% of the measured best in {:.1f}%, "
-                     "exact in {:.1f}%\n",
-                     r.workloads, r.mean_regret_pct, r.within_3pct_pct, r.exact_pct);
+  out += fmt::format(
+      "best-policy pick: {} workloads; mean regret {:.1f}%, within 3% of the measured best in {:.1f}%, "
+      "exact in {:.1f}%\n",
+      r.workloads, r.mean_regret_pct, r.within_3pct_pct, r.exact_pct);
   return out;
 }
 

@@ -1,11 +1,11 @@
 #include "mlasim/validate/measurement_csv.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
-#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -111,17 +111,17 @@ std::string number_cell(const std::optional<double>& v) { return v ? fmt::format
 
 const std::vector<std::string>& measurement_csv_columns() {
   static const std::vector<std::string> columns{
-      "gpu",       "kernel",    "policy",    "batch",    "context", "heads",    "qo_len",
-      "q_dtype",   "kv_dtype",  "page_size", "clusters", "stage1_us", "reduce_us", "kernel_us",
-      "kv_bytes",  "kv_tbps",   "max_abs_err", "driver", "commit",  "date",     "source", "vs_policy",
-      "time_ratio", "campaign", "config_id", "kv_lens", "device", "sm_clock_mhz", "mem_clock_mhz"};
+      "gpu",         "kernel",    "policy",   "batch",        "context",      "heads",     "qo_len",     "q_dtype",
+      "kv_dtype",    "page_size", "clusters", "stage1_us",    "reduce_us",    "kernel_us", "kv_bytes",   "kv_tbps",
+      "max_abs_err", "driver",    "commit",   "date",         "source",       "vs_policy", "time_ratio", "campaign",
+      "config_id",   "kv_lens",   "device",   "sm_clock_mhz", "mem_clock_mhz"};
   return columns;
 }
 
 // Columns a file may leave out (older files, public imports).
 static bool optional_column(const std::string& name) {
-  static const std::set<std::string> optional{"source", "vs_policy", "time_ratio", "campaign", "config_id",
-                                              "kv_lens", "device", "sm_clock_mhz", "mem_clock_mhz"};
+  static const std::set<std::string> optional{"source",  "vs_policy", "time_ratio",   "campaign",     "config_id",
+                                              "kv_lens", "device",    "sm_clock_mhz", "mem_clock_mhz"};
   return optional.count(name) > 0;
 }
 
@@ -130,8 +130,9 @@ std::vector<int> MeasurementRow::lengths() const {
   return std::vector<int>(static_cast<size_t>(batch), context.value_or(0));
 }
 
-void for_each_csv_record(std::istream& in, const std::string& origin, size_t header_size,
-                         const std::function<void(const std::vector<std::string>&, const std::string&, int)>& on_record) {
+void for_each_csv_record(
+    std::istream& in, const std::string& origin, size_t header_size,
+    const std::function<void(const std::vector<std::string>&, const std::string&, int)>& on_record) {
   std::string line;
   int line_no = 1;
   while (std::getline(in, line)) {
@@ -206,15 +207,35 @@ std::string measurement_csv_header() { return fmt::format("{}", fmt::join(measur
 
 std::string measurement_csv_line(const MeasurementRow& m) {
   const auto optional_int = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string(); };
-  const std::vector<std::string> cells{
-      csv_cell(m.gpu), csv_cell(m.kernel), csv_cell(m.policy), std::to_string(m.batch),
-      m.context ? std::to_string(*m.context) : "ragged", std::to_string(m.heads), std::to_string(m.qo_len),
-      std::string(dtype_name(m.q_dtype)), std::string(dtype_name(m.kv_dtype)), std::to_string(m.page_size),
-      std::to_string(m.clusters), number_cell(m.stage1_us), number_cell(m.reduce_us), number_cell(m.kernel_us),
-      number_cell(m.kv_bytes), number_cell(m.kv_tbps), number_cell(m.max_abs_err), csv_cell(m.driver),
-      csv_cell(m.commit), csv_cell(m.date), csv_cell(m.source), csv_cell(m.vs_policy), number_cell(m.time_ratio),
-      csv_cell(m.campaign), csv_cell(m.config_id), fmt::format("{}", fmt::join(m.kv_lens, ";")), csv_cell(m.device),
-      optional_int(m.sm_clock_mhz), optional_int(m.mem_clock_mhz)};
+  const std::vector<std::string> cells{csv_cell(m.gpu),
+                                       csv_cell(m.kernel),
+                                       csv_cell(m.policy),
+                                       std::to_string(m.batch),
+                                       m.context ? std::to_string(*m.context) : "ragged",
+                                       std::to_string(m.heads),
+                                       std::to_string(m.qo_len),
+                                       std::string(dtype_name(m.q_dtype)),
+                                       std::string(dtype_name(m.kv_dtype)),
+                                       std::to_string(m.page_size),
+                                       std::to_string(m.clusters),
+                                       number_cell(m.stage1_us),
+                                       number_cell(m.reduce_us),
+                                       number_cell(m.kernel_us),
+                                       number_cell(m.kv_bytes),
+                                       number_cell(m.kv_tbps),
+                                       number_cell(m.max_abs_err),
+                                       csv_cell(m.driver),
+                                       csv_cell(m.commit),
+                                       csv_cell(m.date),
+                                       csv_cell(m.source),
+                                       csv_cell(m.vs_policy),
+                                       number_cell(m.time_ratio),
+                                       csv_cell(m.campaign),
+                                       csv_cell(m.config_id),
+                                       fmt::format("{}", fmt::join(m.kv_lens, ";")),
+                                       csv_cell(m.device),
+                                       optional_int(m.sm_clock_mhz),
+                                       optional_int(m.mem_clock_mhz)};
   return fmt::format("{}", fmt::join(cells, ","));
 }
 

@@ -14,9 +14,9 @@ namespace mlasim::validate {
 namespace {
 
 const std::vector<std::string>& required_columns() {
-  static const std::vector<std::string> columns{"gpu",     "kernel",    "q_dtype",       "kv_dtype", "batch",
-                                                "context", "q_heads",   "kv_heads",      "qseqlen",  "page_size",
-                                                "split_setting", "metric", "value",     "unit",     "source"};
+  static const std::vector<std::string> columns{"gpu",           "kernel",  "q_dtype",  "kv_dtype", "batch",
+                                                "context",       "q_heads", "kv_heads", "qseqlen",  "page_size",
+                                                "split_setting", "metric",  "value",    "unit",     "source"};
   return columns;
 }
 
@@ -163,8 +163,8 @@ PublicImport import_public_measurements(std::string_view text, const std::string
     const std::optional<int> page = whole_number(value_of("page_size", cell("page_size")));
     if (!batch || !context || !heads || !qlen || !page || cell("kv_heads") != "1") {
       skip("batch, context, q_heads, qseqlen, page_size must be whole numbers and kv_heads 1 (got '" + cell("batch") +
-           "', '" + cell("context") + "', '" + cell("q_heads") + "', '" + cell("qseqlen") + "', '" +
-           cell("page_size") + "', '" + cell("kv_heads") + "'); an assumptions cell can supply context and page_size");
+           "', '" + cell("context") + "', '" + cell("q_heads") + "', '" + cell("qseqlen") + "', '" + cell("page_size") +
+           "', '" + cell("kv_heads") + "'); an assumptions cell can supply context and page_size");
       return;
     }
     m.batch = *batch;

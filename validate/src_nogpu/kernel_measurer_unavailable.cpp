@@ -5,8 +5,9 @@
 namespace mlasim::validate {
 
 std::unique_ptr<KernelMeasurer> open_kernel_measurer() {
-  throw InputError("validate", "this build has no GPU kernels; configure with -DMLASIM_KERNELS=CUDA (NVIDIA) or "
-                               "-DMLASIM_KERNELS=HIP (AMD) to run campaigns, or use --dry-run");
+  throw InputError("validate",
+                   "this build has no GPU kernels; configure with -DMLASIM_KERNELS=CUDA (NVIDIA) or "
+                   "-DMLASIM_KERNELS=HIP (AMD) to run campaigns, or use --dry-run");
 }
 
 }  // namespace mlasim::validate

@@ -44,12 +44,20 @@ double python_floordiv(double a, double b) {
 // Minimum KV block per split for fp8 q, keyed by heads x max query length (get_meta_param's table).
 int fp8_min_block(int heads_x_qlen) {
   switch (heads_x_qlen) {
-    case 8: case 48: case 64: return 64;
-    case 16: case 24: case 32: return 128;
-    case 128: case 256: case 384: case 512: return 32;
+    case 8:
+    case 48:
+    case 64: return 64;
+    case 16:
+    case 24:
+    case 32: return 128;
+    case 128:
+    case 256:
+    case 384:
+    case 512: return 32;
     default:
-      throw InputError("heads", "AITER's fp8 split rule has no minimum block for heads x qlen = " +
-                                    std::to_string(heads_x_qlen) + " (known: 8, 16, 24, 32, 48, 64, 128, 256, 384, 512)");
+      throw InputError(
+          "heads", "AITER's fp8 split rule has no minimum block for heads x qlen = " + std::to_string(heads_x_qlen) +
+                       " (known: 8, 16, 24, 32, 48, 64, 128, 256, 384, 512)");
   }
 }
 
@@ -59,8 +67,8 @@ int best_efficiency_split(int bs, double avg, int cu) {
   double best_score = -std::numeric_limits<double>::infinity();
   for (int i = 1; i <= kMaxAutoSplits; ++i) {
     const int64_t wgs = int64_t{bs} * i;
-    const double score = static_cast<double>(wgs) / static_cast<double>(cdiv(wgs, cu) * cu) * avg /
-                         (avg + kSplitCostTokens * i);
+    const double score =
+        static_cast<double>(wgs) / static_cast<double>(cdiv(wgs, cu) * cu) * avg / (avg + kSplitCostTokens * i);
     if (score > best_score) {
       best = i;
       best_score = score;
@@ -106,11 +114,11 @@ enum class SplitRule { meta, v0, v0_intended };
 
 // The knobs, read once; nullopt is "auto": derived from the workload.
 struct Knobs {
-  std::optional<int> num_kv_splits;      // auto: the split rule's count
+  std::optional<int> num_kv_splits;  // auto: the split rule's count
   SplitRule rule = SplitRule::meta;
-  std::optional<int> block;              // auto: 128 for fp8 on gfx950, else 64
-  std::optional<int> cu_num;             // auto: the clusters of the request
-  std::optional<int64_t> graph_total_kv; // auto: the batch's
+  std::optional<int> block;               // auto: 128 for fp8 on gfx950, else 64
+  std::optional<int> cu_num;              // auto: the clusters of the request
+  std::optional<int64_t> graph_total_kv;  // auto: the batch's
 };
 
 class AiterNonpersistentPolicy final : public SplitPolicy {
@@ -185,8 +193,10 @@ class AiterNonpersistentPolicy final : public SplitPolicy {
                                        std::string(dtype_name(batch.q_dtype)) + "/" +
                                        std::string(dtype_name(batch.kv_dtype)));
     if (batch.page_size != 1)
-      throw InputError("page_size", "aiter-nonpersistent: the non-persistent kernels read one KV index per token "
-                                    "(page size 1), got " + std::to_string(batch.page_size));
+      throw InputError("page_size",
+                       "aiter-nonpersistent: the non-persistent kernels read one KV index per token "
+                       "(page size 1), got " +
+                           std::to_string(batch.page_size));
   }
 
   Knobs k_;
@@ -206,7 +216,8 @@ std::unique_ptr<SplitPolicy> make_aiter_nonpersistent(const KnobValues& k) {
   knobs.cu_num = k.integer_or_derived<int>("cu_num");
   knobs.graph_total_kv = k.integer_or_derived("graph_total_kv");
   if (knobs.graph_total_kv && (knobs.num_kv_splits || knobs.rule != SplitRule::meta))
-    throw InputError("graph_total_kv", "freezes get_meta_param's input; it needs num_kv_splits=auto and split_rule=meta");
+    throw InputError("graph_total_kv",
+                     "freezes get_meta_param's input; it needs num_kv_splits=auto and split_rule=meta");
   return std::make_unique<AiterNonpersistentPolicy>(k.spec(), knobs);
 }
 

@@ -21,8 +21,8 @@ std::string list(const std::vector<int>& v) {
 }
 
 KernelTraitsQuery traits_query(const AiterV1Args& a) {
-  return KernelTraitsQuery{a.arch, a.q_dtype, a.kv_dtype, a.num_heads_per_head_k, a.num_heads_k,
-                           a.max_seqlen_qo, a.experimental};
+  return KernelTraitsQuery{a.arch,        a.q_dtype,       a.kv_dtype,    a.num_heads_per_head_k,
+                           a.num_heads_k, a.max_seqlen_qo, a.experimental};
 }
 
 // The per-(virtual)-batch quantities of spec 4.2.
@@ -55,8 +55,8 @@ int adaptive_budget(const AiterV1Args& a, const KernelTraits& t, const BatchView
   float lane[64] = {};
   for (int b = 0; b < B; ++b) {
     const int64_t nblk = cdiv(v.kvlen(b), a.kv_granularity);
-    lane[b % 64] += static_cast<float>(t.tiles_for(v.qlen(b))) *
-                    std::sqrt(static_cast<float>(std::max<int64_t>(1, nblk + OV)));
+    lane[b % 64] +=
+        static_cast<float>(t.tiles_for(v.qlen(b))) * std::sqrt(static_cast<float>(std::max<int64_t>(1, nblk + OV)));
   }
   for (int offset = 32; offset > 0; offset /= 2)
     for (int j = 0; j < offset; ++j) lane[j] += lane[j + offset];
@@ -79,18 +79,22 @@ void AiterV1Args::validate() const {
   if (!is_power_of_two(page_size))
     throw InputError("page_size", "must be a power of two (1, 2, 4, ...), got " + std::to_string(page_size));
   if (!is_power_of_two(kv_granularity))
-    throw InputError("kv_granularity", "must be a power of two (16, 32, 64, ...), got " + std::to_string(kv_granularity));
+    throw InputError("kv_granularity",
+                     "must be a power of two (16, 32, 64, ...), got " + std::to_string(kv_granularity));
   if (max_seqlen_qo <= 0)
-    throw InputError("max_seqlen_qo", "must be >= 1 (pass the largest query length), got " + std::to_string(max_seqlen_qo));
-  if (seqlens_kv_indptr.size() < 2) throw InputError("seqlens_kv_indptr", "the batch is empty: need at least 2 entries");
+    throw InputError("max_seqlen_qo",
+                     "must be >= 1 (pass the largest query length), got " + std::to_string(max_seqlen_qo));
+  if (seqlens_kv_indptr.size() < 2)
+    throw InputError("seqlens_kv_indptr", "the batch is empty: need at least 2 entries");
   const size_t B = seqlens_kv_indptr.size() - 1;
   if (seqlens_kv_indptr[0] != 0)
-    throw InputError("seqlens_kv_indptr", "must start at 0 (the serial planner assumes it), got " +
-                                              std::to_string(seqlens_kv_indptr[0]));
+    throw InputError("seqlens_kv_indptr",
+                     "must start at 0 (the serial planner assumes it), got " + std::to_string(seqlens_kv_indptr[0]));
   for (size_t i = 0; i < B; ++i)
     if (seqlens_kv_indptr[i + 1] <= seqlens_kv_indptr[i])
       throw InputError("seqlens_kv_indptr", "must increase strictly (every request needs >= 1 page); entry " +
-                                                std::to_string(i + 1) + " is " + std::to_string(seqlens_kv_indptr[i + 1]));
+                                                std::to_string(i + 1) + " is " +
+                                                std::to_string(seqlens_kv_indptr[i + 1]));
   if (seqlens_qo_indptr.size() != B + 1)
     throw InputError("seqlens_qo_indptr", "must have " + std::to_string(B + 1) + " entries (batch + 1), got " +
                                               std::to_string(seqlens_qo_indptr.size()));
@@ -102,13 +106,13 @@ void AiterV1Args::validate() const {
                                                 " query rows; each needs 1..max_seqlen_qo (" +
                                                 std::to_string(max_seqlen_qo) + ")");
     if (uni_seqlen_qo > 0 && q != uni_seqlen_qo)
-      throw InputError("uni_seqlen_qo", std::to_string(uni_seqlen_qo) + " disagrees with request " +
-                                            std::to_string(i) + "'s " + std::to_string(q) + " query rows");
+      throw InputError("uni_seqlen_qo", std::to_string(uni_seqlen_qo) + " disagrees with request " + std::to_string(i) +
+                                            "'s " + std::to_string(q) + " query rows");
   }
   if (page_size > 1) {
     if (kv_last_page_lens.size() != B)
-      throw InputError("kv_last_page_lens", "must have " + std::to_string(B) + " entries, got " +
-                                                std::to_string(kv_last_page_lens.size()));
+      throw InputError("kv_last_page_lens",
+                       "must have " + std::to_string(B) + " entries, got " + std::to_string(kv_last_page_lens.size()));
     for (size_t i = 0; i < B; ++i)
       if (kv_last_page_lens[i] < 1 || kv_last_page_lens[i] > page_size)
         throw InputError("kv_last_page_lens", "entry " + std::to_string(i) + " must be 1..page_size (" +
@@ -127,8 +131,9 @@ void AiterV1Args::validate() const {
     throw InputError("uni_seqlen_qo", "head folding (" + std::to_string(num_heads_per_head_k) +
                                           " heads) needs a uniform query length; AITER indexes out of range otherwise");
   if (uni_seqlen_qo <= 0 && t.qo_splits)
-    throw InputError("uni_seqlen_qo", "query splitting with non-uniform query lengths reads uninitialised memory "
-                                      "in AITER (its plan is not deterministic); pass a uniform query length");
+    throw InputError("uni_seqlen_qo",
+                     "query splitting with non-uniform query lengths reads uninitialised memory "
+                     "in AITER (its plan is not deterministic); pass a uniform query length");
 }
 
 BufferSizes aiter_v1_buffer_sizes(const AiterV1Args& a) {
@@ -246,11 +251,11 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
     return WorkInfo{b, -1, qs, qe, static_cast<int32_t>(ks), static_cast<int32_t>(kend), static_cast<int32_t>(koff), 0};
   };
 
-  for (int cid = 0; cid < NC; ++cid) {  // P4
-    int64_t remain = payload;              // P5
-    while (b < B) {                        // P6
+  for (int cid = 0; cid < NC; ++cid) {         // P4
+    int64_t remain = payload;                  // P5
+    while (b < B) {                            // P6
       const int64_t rb = tile_granules - blk;  // P7
-      if (remain >= rb + OV || tail) {            // P8: the rest of the tile closes here
+      if (remain >= rb + OV || tail) {         // P8: the rest of the tile closes here
         WorkInfo w = make(rb, true);
         if (nsplit > 0) {  // P10
           const int size = tsz_cur;
@@ -267,7 +272,7 @@ Plan plan_aiter_v1(const AiterV1Args& a) {
         }
         plan.works.push_back(w);
         ++ntile;
-        remain -= rb + OV;  // P11
+        remain -= rb + OV;                                 // P11
         t_idx = (t_idx == tiles_cur - 1) ? 0 : t_idx + 1;  // P12
         if (!QS || t_idx == 0) {                           // P13
           ++b;

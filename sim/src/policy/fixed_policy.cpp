@@ -31,8 +31,8 @@ class FixedPolicy final : public SplitPolicy {
     const int heads = batch.q_heads;
     const int per_wg = heads_per_wg_.value_or(heads);
     if (per_wg > heads || heads % per_wg != 0)
-      throw InputError("heads_per_wg", "must divide the " + std::to_string(heads) + " q heads, got " +
-                                           std::to_string(per_wg));
+      throw InputError("heads_per_wg",
+                       "must divide the " + std::to_string(heads) + " q heads, got " + std::to_string(per_wg));
     const int R = heads / per_wg;
     const int B = batch.size();
 

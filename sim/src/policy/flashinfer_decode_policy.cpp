@@ -30,12 +30,15 @@ class FlashInferDecodePolicy final : public SplitPolicy {
     const int sms = detail::usable_clusters(r);
     const DecodeBatch& batch = r.batch;
     if (batch.max_qo_len() != 1)
-      throw InputError("qo_len", "flashinfer-decode plans one query token per request (use flashinfer-mla for "
-                                 "longer queries), got " + std::to_string(batch.max_qo_len()));
+      throw InputError("qo_len",
+                       "flashinfer-decode plans one query token per request (use flashinfer-mla for "
+                       "longer queries), got " +
+                           std::to_string(batch.max_qo_len()));
     const int heads = batch.q_heads;
     if (heads > kHeadsPerCta && heads % kHeadsPerCta != 0)
-      throw InputError("heads", "flashinfer-decode runs 16 heads per CTA; heads must be 8, 16 or a multiple of 16, got " +
-                                    std::to_string(heads));
+      throw InputError("heads",
+                       "flashinfer-decode runs 16 heads per CTA; heads must be 8, 16 or a multiple of 16, got " +
+                           std::to_string(heads));
     const int gdy = static_cast<int>(cdiv(heads, kHeadsPerCta));
     const int B = batch.size();
     const int64_t max_grid = int64_t{occupancy_} * sms;
@@ -52,8 +55,10 @@ class FlashInferDecodePolicy final : public SplitPolicy {
       int64_t lo = std::max(kMinChunkTokens / batch.page_size, 1), hi = max_pages;
       while (lo < hi) {
         const int64_t mid = (lo + hi) / 2;
-        if (chunks_for(mid) * gdy > max_grid) lo = mid + 1;
-        else hi = mid;
+        if (chunks_for(mid) * gdy > max_grid)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       chunk = lo;
     }

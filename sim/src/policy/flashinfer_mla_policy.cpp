@@ -70,7 +70,9 @@ class FlashInferMlaPolicy final : public SplitPolicy {
     // The cost heap: (cluster, cost), all clusters at zero cost to start; minimum on top.
     std::vector<std::pair<int, float>> heap(static_cast<size_t>(num_clusters));
     for (int c = 0; c < num_clusters; ++c) heap[c] = {c, 0.f};
-    const auto cheaper = [](const std::pair<int, float>& x, const std::pair<int, float>& y) { return x.second > y.second; };
+    const auto cheaper = [](const std::pair<int, float>& x, const std::pair<int, float>& y) {
+      return x.second > y.second;
+    };
 
     detail::PlanAssembler a(batch, shape, name());
     for (int b = 0; b < B; ++b) {

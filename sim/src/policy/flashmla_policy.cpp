@@ -19,9 +19,9 @@
 namespace mlasim::sim {
 namespace {
 
-constexpr int kBlockTokens = 64;     // block_size_n: KV tokens per block
-constexpr int kRowsPerBlock = 64;    // block_size_m: packed q rows per CTA
-constexpr int kOverheadBlocks = 5;   // fixed_overhead_num_blocks
+constexpr int kBlockTokens = 64;    // block_size_n: KV tokens per block
+constexpr int kRowsPerBlock = 64;   // block_size_m: packed q rows per CTA
+constexpr int kOverheadBlocks = 5;  // fixed_overhead_num_blocks
 
 struct Piece {
   int request;
@@ -103,8 +103,8 @@ class FlashMlaPolicy final : public SplitPolicy {
     for (int p = 0; p < parts; ++p)
       for (int m = 0; m < m_blocks; ++m)
         for (const Piece& piece : part_pieces[p]) {
-          const int64_t end = piece.end_block == nb[piece.request] ? batch.pages(piece.request)
-                                                                   : piece.end_block * pages_per_block;
+          const int64_t end =
+              piece.end_block == nb[piece.request] ? batch.pages(piece.request) : piece.end_block * pages_per_block;
           a.add(p * m_blocks + m, a.tile_of_block(piece.request, m), piece.begin_block * pages_per_block, end);
         }
     Plan plan = a.finish(KernelKind::persistent, parts * m_blocks);

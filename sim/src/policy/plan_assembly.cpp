@@ -32,8 +32,8 @@ PlanAssembler::PlanAssembler(const DecodeBatch& batch, const TileShape& shape, c
   const int R = shape.head_groups;
   const int uni = batch.uniform_qo_len();
   if (R > 1 && uni < 0)
-    throw InputError("qo_len", policy + " folds " + std::to_string(batch.q_heads) + " heads into " +
-                                   std::to_string(R) + " groups, which needs one query length for every request");
+    throw InputError("qo_len", policy + " folds " + std::to_string(batch.q_heads) + " heads into " + std::to_string(R) +
+                                   " groups, which needs one query length for every request");
   request_page_.assign(static_cast<size_t>(B) + 1, 0);
   for (int b = 0; b < B; ++b) request_page_[b + 1] = request_page_[b] + batch.pages(b);
 
@@ -105,15 +105,14 @@ Plan PlanAssembler::finish(KernelKind kernel, int num_clusters) const {
     const int b = tile.request;
     const int64_t pages = batch_.pages(b);
     const int64_t offset = p.end == pages ? 0 : (pages - p.end - 1) * batch_.page_size + batch_.last_page_len(b);
-    plan.works[count[p.cluster]++] =
-        WorkInfo{tile.batch,
-                 partial_row[i],
-                 tile.qo_start,
-                 tile.qo_end,
-                 static_cast<int32_t>(request_page_[b] + p.begin),
-                 static_cast<int32_t>(request_page_[b] + p.end),
-                 static_cast<int32_t>(offset),
-                 0};
+    plan.works[count[p.cluster]++] = WorkInfo{tile.batch,
+                                              partial_row[i],
+                                              tile.qo_start,
+                                              tile.qo_end,
+                                              static_cast<int32_t>(request_page_[b] + p.begin),
+                                              static_cast<int32_t>(request_page_[b] + p.end),
+                                              static_cast<int32_t>(offset),
+                                              0};
   }
 
   const int B = batch_.size();

@@ -24,9 +24,9 @@ int usable_clusters(const PlanRequest& request);
 
 // How the q side of a request is cut: heads into virtual batches, query tokens into tiles.
 struct TileShape {
-  int head_groups = 1;      // R: virtual batches per request
-  int heads_per_group = 16; // heads each virtual batch carries
-  int tokens_per_tile = 0;  // query tokens per tile; 0 = all of a virtual batch's tokens in one tile
+  int head_groups = 1;       // R: virtual batches per request
+  int heads_per_group = 16;  // heads each virtual batch carries
+  int tokens_per_tile = 0;   // query tokens per tile; 0 = all of a virtual batch's tokens in one tile
 };
 
 // The shape of kernels that work on blocks of `rows` packed q rows (heads x tokens, heads fastest), e.g.
@@ -34,7 +34,7 @@ struct TileShape {
 TileShape packed_row_blocks(const DecodeBatch& batch, int rows, const std::string& policy);
 
 struct TileInfo {
-  int batch = 0;    // virtual batch
+  int batch = 0;  // virtual batch
   int request = 0;
   int32_t qo_start = 0;  // global q rows [qo_start, qo_end)
   int32_t qo_end = 0;
@@ -79,8 +79,8 @@ class PlanAssembler {
   const DecodeBatch& batch_;
   TileShape shape_;
   std::vector<TileInfo> tiles_;
-  std::vector<int> tile_begin_;         // per virtual batch, plus the end
-  std::vector<int64_t> request_page_;   // prefix sum of pages: request b's pages start at [b]
+  std::vector<int> tile_begin_;        // per virtual batch, plus the end
+  std::vector<int64_t> request_page_;  // prefix sum of pages: request b's pages start at [b]
   std::vector<Piece> pieces_;
   int rows_per_partial_ = 1;
   int next_workgroup_ = 0;

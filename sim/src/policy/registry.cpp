@@ -16,13 +16,17 @@ namespace {
 using D = KnobDomain;
 
 KnobInfo msb_knob() {
-  return {"max_split_per_batch", {D::integer(-1), D::word("vllm"), D::integers(1, 4096)}, "vllm",
+  return {"max_split_per_batch",
+          {D::integer(-1), D::word("vllm"), D::integers(1, 4096)},
+          "vllm",
           "global split budget: NS = min(clusters, msb x batch); -1 = all clusters; "
           "vllm = -1 below 128 heads, else max(1, min(cdiv(CUs, batch), 32))"};
 }
 
 KnobInfo experimental_knob() {
-  return {"experimental", {D::integer(0), D::integer(1)}, "0",
+  return {"experimental",
+          {D::integer(0), D::integer(1)},
+          "0",
           "AITER_ENABLE_EXPERIMENTAL: HipKittens kernels (occupancy 2 for fp8 with heads x qlen = 64)"};
 }
 
@@ -38,8 +42,11 @@ const std::vector<PolicyInfo>& policy_registry() {
       {"aiter-v1-adaptive",
        "v1.2 fill with a workload-adaptive split budget in auto mode (aiter PR #4899 sqrt rule, or #5212 width rule)",
        KernelKind::persistent,
-       {msb_knob(), experimental_knob(),
-        {"rule", {D::word("sqrt"), D::word("width")}, "sqrt",
+       {msb_knob(),
+        experimental_knob(),
+        {"rule",
+         {D::word("sqrt"), D::word("width")},
+         "sqrt",
          "sqrt: NS = 1.2 x sum of sqrt(granules + OV) per tile (#4899); width: NS = 1.2 x sqrt(W x NS) (#5212)"},
         {"coef", {D::reals(0.01, 100)}, "1.2", "MLA_V12_SPLIT_COEF"}},
        &make_aiter_v1_adaptive},
@@ -47,26 +54,38 @@ const std::vector<PolicyInfo>& policy_registry() {
        "AITER mla_decode_fwd without persistent metadata: a grid of one workgroup per (request, split), KV dealt "
        "round-robin in 64/128-entry blocks, then the Triton stage-2 reduce",
        KernelKind::grid,
-       {{"num_kv_splits", {D::word("auto"), D::integers(1, 1024)}, "auto",
+       {{"num_kv_splits",
+         {D::word("auto"), D::integers(1, 1024)},
+         "auto",
          "splits per request; auto = get_meta_param's rule (wave efficiency x HBM term over 1..16, fp8 caps)"},
-        {"split_rule", {D::word("meta"), D::word("v0"), D::word("v0-intended")}, "meta",
+        {"split_rule",
+         {D::word("meta"), D::word("v0"), D::word("v0-intended")},
+         "meta",
          "auto split count: meta = get_meta_param (Python); v0 = unmerged per-request v0 metadata as written "
          "(argmin); v0-intended = get_meta_param per request without fp8 caps"},
-        {"block", {D::word("auto"), D::integer(64), D::integer(128)}, "auto",
+        {"block",
+         {D::word("auto"), D::integer(64), D::integer(128)},
+         "auto",
          "KV entries per round-robin block; auto = 128 for fp8 on gfx950, else 64"},
-        {"cu_num", {D::word("auto"), D::integers(1, 4096)}, "auto",
+        {"cu_num",
+         {D::word("auto"), D::integers(1, 4096)},
+         "auto",
          "CU count the split rule assumes (env CU_NUM); auto = the clusters of the run"},
-        {"graph_total_kv", {D::word("auto"), D::integers(1, 2000000000)}, "auto",
+        {"graph_total_kv",
+         {D::word("auto"), D::integers(1, 2000000000)},
+         "auto",
          "total_kv the split rule saw at CUDA/HIP-graph capture (S frozen since); auto = this batch's"}},
        &make_aiter_nonpersistent},
       {"flashmla",
        "FlashMLA's tile scheduler: SM parts filled in order with equal payloads of 64-token blocks plus 5 blocks "
        "per request; one persistent CTA per (64-row q block, part), then the combine kernel",
        KernelKind::persistent,
-       {{"parts", {D::word("auto"), D::integers(1, 4096)}, "auto",
-         "num_sm_parts; auto = SMs / q blocks of 64 rows"},
-        {"scheduler", {D::word("2025"), D::word("2026")}, "2025",
-         "2025 = get_mla_metadata of 2025-02 (< 4096 requests); 2026 = get_decoding_sched_meta (parts >= 1, no batch limit)"}},
+       {{"parts", {D::word("auto"), D::integers(1, 4096)}, "auto", "num_sm_parts; auto = SMs / q blocks of 64 rows"},
+        {"scheduler",
+         {D::word("2025"), D::word("2026")},
+         "2025",
+         "2025 = get_mla_metadata of 2025-02 (< 4096 requests); 2026 = get_decoding_sched_meta (parts >= 1, no batch "
+         "limit)"}},
        &make_flashmla},
       {"flashinfer-mla",
        "FlashInfer MLAPlan: KV cut into chunks of a limit derived from the KV per cluster, each chunk to the "
@@ -86,7 +105,9 @@ const std::vector<PolicyInfo>& policy_registry() {
        KernelKind::grid,
        {{"splits", {D::integers(1, 1024)}, "4", "splits per request (fewer when a request is shorter than N granules)"},
         {"granule", {D::integers(1, 65536)}, "16", "pages each split's length is rounded up to"},
-        {"heads_per_wg", {D::word("all"), D::integers(1, 128)}, "all",
+        {"heads_per_wg",
+         {D::word("all"), D::integers(1, 128)},
+         "all",
          "q heads per workgroup (must divide the heads); all = every head in one workgroup"}},
        &make_fixed},
   };

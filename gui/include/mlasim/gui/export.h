@@ -4,14 +4,14 @@
 #include <QImage>
 #include <string>
 
-#include "mlasim/sim/evaluation.h"
 #include "mlasim/gui/timeline_painter.h"
+#include "mlasim/sim/evaluation.h"
 
 namespace mlasim::gui {
 
 struct ExportOptions {
-  int width = 1400;      // pixels
-  int row_height = 2;    // pixels per cluster row
+  int width = 1400;    // pixels
+  int row_height = 2;  // pixels per cluster row
 };
 
 // The style of exported pictures: `options.row_height` rows, the default font at a fixed pixel size.

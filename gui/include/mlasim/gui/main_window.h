@@ -7,9 +7,9 @@
 #include <memory>
 #include <optional>
 
+#include "mlasim/gui/timeline_scene.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/scenario.h"
-#include "mlasim/gui/timeline_scene.h"
 
 class QComboBox;
 class QLabel;
@@ -98,7 +98,7 @@ class MainWindow : public QMainWindow {
   std::array<QString, 2> imported_origin_;
   std::shared_ptr<const sim::WorkloadContext> context_;
   std::shared_ptr<const TimelineScene> scene_;
-  sim::Scenario loaded_;       // name and description of the open scenario
+  sim::Scenario loaded_;  // name and description of the open scenario
   QString scenario_path_;
   QString last_error_;
   double last_update_ms_ = 0;

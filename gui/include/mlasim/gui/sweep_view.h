@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "mlasim/sim/scenario.h"
 #include "mlasim/gui/sweep_analysis.h"
+#include "mlasim/sim/scenario.h"
 
 class QChart;
 class QChartView;

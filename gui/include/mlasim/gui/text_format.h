@@ -13,7 +13,8 @@ QString format_us(double us);
 // A tick label on an axis whose ticks are `step_us` apart: just enough decimals to tell ticks apart.
 QString format_tick_us(double t_us, double step_us);
 
-// The figures next to a lane's title: "kernel 155.2 µs (stage 1 150.1 + reduce 5.1) · 64/256 CUs · 64 works, 64 partials".
+// The figures next to a lane's title: "kernel 155.2 µs (stage 1 150.1 + reduce 5.1) · 64/256 CUs · 64 works, 64
+// partials".
 QString lane_summary(const sim::Metrics& m, int rows);
 
 // "B vs A: 1.87x faster in kernel time (+87%)", or "slower"; empty when either side is missing.

@@ -13,17 +13,17 @@
 namespace mlasim::gui {
 
 struct TimelineStyle {
-  int row_height = 3;          // pixels per cluster row
-  int reduce_row_height = 3;   // pixels per reduce line
-  int header_width = 150;      // the left column with lane and row labels
-  int axis_height = 24;        // the time axis along the top (stays put when scrolling)
-  int title_height = 20;       // the line above each lane
-  int reduce_gap = 6;          // between a lane's cluster rows and its reduce lines
-  int lane_gap = 14;           // between lanes
+  int row_height = 3;         // pixels per cluster row
+  int reduce_row_height = 3;  // pixels per reduce line
+  int header_width = 150;     // the left column with lane and row labels
+  int axis_height = 24;       // the time axis along the top (stays put when scrolling)
+  int title_height = 20;      // the line above each lane
+  int reduce_gap = 6;         // between a lane's cluster rows and its reduce lines
+  int lane_gap = 14;          // between lanes
   int right_margin = 16;
-  int selected_request = -1;   // -1: none; else its boxes keep their colour and every other box fades
-  bool text = true;            // labels (off for text-free pixel comparisons)
-  bool hatch = true;           // hatch split fragments over their lighter fill (SVG export: fill only)
+  int selected_request = -1;  // -1: none; else its boxes keep their colour and every other box fades
+  bool text = true;           // labels (off for text-free pixel comparisons)
+  bool hatch = true;          // hatch split fragments over their lighter fill (SVG export: fill only)
   QFont font;
   QColor background{255, 255, 255};
   QColor header_background{246, 246, 248};

@@ -10,9 +10,9 @@
 namespace mlasim::gui {
 
 struct TimelineLane {
-  QString name;   // "A", "B"
-  QString source; // the policy spec, or "imported: FILE"
-  QString title;  // the line above the lane: source and predicted times
+  QString name;    // "A", "B"
+  QString source;  // the policy spec, or "imported: FILE"
+  QString title;   // the line above the lane: source and predicted times
   std::shared_ptr<const sim::Plan> plan;
   std::shared_ptr<const sim::Prediction> prediction;
   // Reduce boxes that overlap in time go to different lines (greedy interval partitioning); each line lists

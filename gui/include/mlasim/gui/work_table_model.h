@@ -14,8 +14,22 @@ class WorkTableModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { kCluster, kWork, kRequest, kBatchIdx, kQoStart, kQoEnd, kKvStart, kKvEnd, kPages, kPartial, kBegin,
-                kEnd, kDuration, kColumns };
+  enum Column {
+    kCluster,
+    kWork,
+    kRequest,
+    kBatchIdx,
+    kQoStart,
+    kQoEnd,
+    kKvStart,
+    kKvEnd,
+    kPages,
+    kPartial,
+    kBegin,
+    kEnd,
+    kDuration,
+    kColumns
+  };
 
   explicit WorkTableModel(QObject* parent = nullptr);
 

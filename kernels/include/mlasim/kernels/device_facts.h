@@ -6,9 +6,9 @@
 namespace mlasim::kernels {
 
 struct DeviceFacts {
-  std::string name;                  // "NVIDIA H100 80GB HBM3"
-  int multiprocessors = 0;           // SMs / CUs
-  std::optional<int> sm_clock_mhz;   // the peak clocks the driver reports
+  std::string name;                 // "NVIDIA H100 80GB HBM3"
+  int multiprocessors = 0;          // SMs / CUs
+  std::optional<int> sm_clock_mhz;  // the peak clocks the driver reports
   std::optional<int> mem_clock_mhz;
 };
 

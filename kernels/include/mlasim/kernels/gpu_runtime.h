@@ -35,10 +35,14 @@ inline hipError_t hipEventDestroy(hipEvent_t e) { return cudaEventDestroy(e); }
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr) { return cudaEventRecord(e, s); }
 inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchronize(e); }
 inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) { return cudaEventElapsedTime(ms, a, b); }
-inline hipError_t hipFuncSetAttribute(const void* f, cudaFuncAttribute a, int v) { return cudaFuncSetAttribute(f, a, v); }
+inline hipError_t hipFuncSetAttribute(const void* f, cudaFuncAttribute a, int v) {
+  return cudaFuncSetAttribute(f, a, v);
+}
 using hipDeviceAttribute_t = cudaDeviceAttr;
 inline constexpr auto hipDeviceAttributeClockRate = cudaDevAttrClockRate;
 inline constexpr auto hipDeviceAttributeMemoryClockRate = cudaDevAttrMemoryClockRate;
 inline constexpr auto hipDeviceAttributeMultiprocessorCount = cudaDevAttrMultiProcessorCount;
-inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t a, int d) { return cudaDeviceGetAttribute(v, a, d); }
+inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t a, int d) {
+  return cudaDeviceGetAttribute(v, a, d);
+}
 #endif

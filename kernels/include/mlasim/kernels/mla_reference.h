@@ -11,8 +11,8 @@ namespace mlasim::kernels {
 std::vector<float> mla_reference(const MlaProblem& p, int threads = 0);
 
 struct ErrorSummary {
-  double max_abs_err = 0;  // max |out - ref|
-  double output_scale = 0; // max |ref|
+  double max_abs_err = 0;   // max |out - ref|
+  double output_scale = 0;  // max |ref|
   double relative() const { return output_scale > 0 ? max_abs_err / output_scale : max_abs_err; }
   bool has_nan = false;
 };

@@ -14,7 +14,7 @@ namespace mlasim::kernels {
 struct StageTimes {
   double stage1_us = 0;  // medians over the repetitions
   double reduce_us = 0;
-  double total_us = 0;   // stage 1 start to reduce end
+  double total_us = 0;  // stage 1 start to reduce end
 };
 
 struct TimingOptions {
@@ -50,9 +50,9 @@ class MlaRunner {
   MlaRunner(const MlaRunner&) = delete;
   MlaRunner& operator=(const MlaRunner&) = delete;
 
-  void run();                                // stage 1 + reduce, then synchronize
-  void poison_output();                      // fills the output with NaNs, so unwritten rows show
-  std::vector<uint16_t> output() const;      // bf16 bits [q_rows, heads, 512]
+  void run();                            // stage 1 + reduce, then synchronize
+  void poison_output();                  // fills the output with NaNs, so unwritten rows show
+  std::vector<uint16_t> output() const;  // bf16 bits [q_rows, heads, 512]
   StageTimes time(const TimingOptions& options);
 
  private:

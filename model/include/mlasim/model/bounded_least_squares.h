@@ -12,17 +12,17 @@ using ResidualFunction = std::function<Eigen::VectorXd(const Eigen::VectorXd& x)
 
 struct LeastSquaresOptions {
   int max_iterations = 200;
-  double relative_step = 1e-4;      // finite-difference step, relative to each variable's scale
-  double cost_tolerance = 1e-12;    // stop when a step lowers the cost by less than this fraction
-  double step_tolerance = 1e-10;    // stop when the scaled step is shorter than this
+  double relative_step = 1e-4;    // finite-difference step, relative to each variable's scale
+  double cost_tolerance = 1e-12;  // stop when a step lowers the cost by less than this fraction
+  double step_tolerance = 1e-10;  // stop when the scaled step is shorter than this
   double initial_damping = 1e-3;
 };
 
 struct LeastSquaresResult {
   Eigen::VectorXd x;
   Eigen::VectorXd residuals;
-  Eigen::MatrixXd jacobian;   // at x
-  double cost = 0;            // 1/2 |r(x)|^2
+  Eigen::MatrixXd jacobian;  // at x
+  double cost = 0;           // 1/2 |r(x)|^2
   int iterations = 0;
   int evaluations = 0;
   bool converged = false;

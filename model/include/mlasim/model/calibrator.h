@@ -27,7 +27,7 @@ const std::vector<std::string>& fittable_cost_param_keys();
 using RowPredictor = std::function<double(size_t row, const CostParams& params)>;
 
 struct CalibrationProblem {
-  CostParams start;                 // initial values of the free parameters, final values of the others
+  CostParams start;  // initial values of the free parameters, final values of the others
   std::vector<FreeParameter> free;
   std::vector<double> measured_us;  // one per row, > 0
   std::vector<bool> held_out;       // rows kept out of the fit and only predicted afterwards (empty: none)
@@ -38,7 +38,7 @@ struct FittedParameter {
   std::string key;
   double start = 0;
   double value = 0;
-  double std_error = 0;   // 1 sigma from s^2 (J^T J)^-1; NaN when the rows do not determine it
+  double std_error = 0;  // 1 sigma from s^2 (J^T J)^-1; NaN when the rows do not determine it
   double lower = 0, upper = 0;
   bool at_bound = false;  // held on a bound: its uncertainty is not defined
 };
@@ -52,15 +52,15 @@ struct RowFit {
 };
 
 struct CalibrationResult {
-  CostParams params;                  // start with the fitted values written in
+  CostParams params;  // start with the fitted values written in
   std::vector<FittedParameter> fitted;
-  std::vector<RowFit> rows;           // every row, fitted and held out, in input order
+  std::vector<RowFit> rows;  // every row, fitted and held out, in input order
   int fit_rows = 0;
   int held_out_rows = 0;
-  double fit_mape_pct = 0;            // mean |error| over the fitted rows
-  double held_out_mape_pct = 0;       // mean |error| over the held-out rows (0 when none)
-  double max_abs_error_pct = 0;       // over every row
-  double residual_std = 0;            // sqrt(SSR / (fit rows - free parameters)), relative
+  double fit_mape_pct = 0;       // mean |error| over the fitted rows
+  double held_out_mape_pct = 0;  // mean |error| over the held-out rows (0 when none)
+  double max_abs_error_pct = 0;  // over every row
+  double residual_std = 0;       // sqrt(SSR / (fit rows - free parameters)), relative
   int iterations = 0;
   int evaluations = 0;
   bool converged = false;

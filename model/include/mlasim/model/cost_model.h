@@ -14,16 +14,16 @@ namespace mlasim {
 // The member initializers below are only what a default-constructed CostParams holds (an MI355X-like
 // device); use cost_params_for(gpu) for a real profile.
 struct CostParams {
-  double t_fix_us = 6.3;          // fixed part of one work (prologue, Q load, epilogue)
-  double beta_cu_gbps = 23.4;     // streaming bandwidth one cluster (workgroup) reaches alone, GB/s
-  double b_hbm_tbps = 6.0;        // effective HBM bandwidth shared by all streaming clusters, TB/s
-  double matrix_efficiency = 0.3; // fraction of the dense matrix peak a work reaches when compute-bound
-  double launch_us = 3.0;         // one kernel launch (the stage-1 kernel)
-  double reduce_block_us = 1.0;   // fixed cost of one reduce workgroup
-  double reduce_launch_us = 3.0;  // launch of the reduce kernel (only when the plan has partials)
-  double planner_us = 5.0;        // the metadata (planner) kernel of persistent plans
-  double grid_block_us = 1.0;     // extra fixed cost per workgroup of a hardware-scheduled grid kernel
-  int grid_occupancy = 1;         // workgroups resident per CU for grid kernels
+  double t_fix_us = 6.3;           // fixed part of one work (prologue, Q load, epilogue)
+  double beta_cu_gbps = 23.4;      // streaming bandwidth one cluster (workgroup) reaches alone, GB/s
+  double b_hbm_tbps = 6.0;         // effective HBM bandwidth shared by all streaming clusters, TB/s
+  double matrix_efficiency = 0.3;  // fraction of the dense matrix peak a work reaches when compute-bound
+  double launch_us = 3.0;          // one kernel launch (the stage-1 kernel)
+  double reduce_block_us = 1.0;    // fixed cost of one reduce workgroup
+  double reduce_launch_us = 3.0;   // launch of the reduce kernel (only when the plan has partials)
+  double planner_us = 5.0;         // the metadata (planner) kernel of persistent plans
+  double grid_block_us = 1.0;      // extra fixed cost per workgroup of a hardware-scheduled grid kernel
+  int grid_occupancy = 1;          // workgroups resident per CU for grid kernels
 };
 
 // The parameters for `gpu`: its profile's params where present, else the defaults derived from its datasheet:

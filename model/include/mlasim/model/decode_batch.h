@@ -14,8 +14,8 @@ struct DecodeBatch {
   int kv_heads = 1;
   DType q_dtype = DType::fp8;
   DType kv_dtype = DType::fp8;
-  int page_size = 1;       // tokens per KV page
-  int kv_granularity = 16; // planner granule, in pages
+  int page_size = 1;        // tokens per KV page
+  int kv_granularity = 16;  // planner granule, in pages
   bool causal = true;
 
   static constexpr int kQkHeadDim = 576;  // 512 latent (nope) + 64 rope

@@ -22,7 +22,7 @@ struct Gpu {
   std::string arch;          // "gfx950", "gfx942", "sm_90"
   int num_cu = 0;            // compute units (AMD) or SMs (NVIDIA)
   int wave_size = 64;
-  double hbm_tbps = 0.0;     // datasheet peak HBM bandwidth
+  double hbm_tbps = 0.0;  // datasheet peak HBM bandwidth
   double clock_mhz = 0.0;
   double lds_per_cu_kib = 0.0;
   double l2_mib = 0.0;

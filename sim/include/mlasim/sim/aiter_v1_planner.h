@@ -13,9 +13,9 @@ namespace mlasim::sim {
 
 // How NS (the split budget that sets the per-cluster payload) is chosen.
 enum class SplitBudget {
-  flat,          // AITER HEAD: NS = NC if msb < 0 else min(NC, msb * B)
-  adaptive_sqrt, // aiter PR #4899 in auto mode: NS_eff = clamp(lrintf(1.2 * sum_tiles sqrt(nblk + OV)), 1, NS)
-  machine_width, // aiter PR #5212 in auto mode: NS_eff = clamp(lrintf(1.2 * sqrt(W * NS)), 1, NS)
+  flat,           // AITER HEAD: NS = NC if msb < 0 else min(NC, msb * B)
+  adaptive_sqrt,  // aiter PR #4899 in auto mode: NS_eff = clamp(lrintf(1.2 * sum_tiles sqrt(nblk + OV)), 1, NS)
+  machine_width,  // aiter PR #5212 in auto mode: NS_eff = clamp(lrintf(1.2 * sqrt(W * NS)), 1, NS)
 };
 
 struct AiterV1Args {
@@ -36,7 +36,7 @@ struct AiterV1Args {
   bool experimental = false;  // AITER_ENABLE_EXPERIMENTAL
   bool is_cp_round_robin = false;
   SplitBudget budget = SplitBudget::flat;
-  float split_coef = 1.2f;    // MLA_V12_SPLIT_COEF of the adaptive rules
+  float split_coef = 1.2f;                 // MLA_V12_SPLIT_COEF of the adaptive rules
   std::vector<int32_t> seqlens_qo_indptr;  // [B+1], query rows
   std::vector<int32_t> seqlens_kv_indptr;  // [B+1], pages
   std::vector<int32_t> kv_last_page_lens;  // [B]

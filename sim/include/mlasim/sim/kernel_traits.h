@@ -29,12 +29,12 @@ struct KernelTraitsQuery {
 struct KernelTraits {
   int cluster_multiplier = 1;  // m: 2 when the HK m16x4 kernel runs at occupancy 2
   bool hk_mtp = false;
-  bool native = false;         // the kernels take these heads without folding
-  bool supported = false;      // the planner's support check (spec H5)
-  int qk_batch_ratio = 1;      // R: virtual batches per request after folding
-  int heads_eff = 16;          // H: heads per virtual batch
+  bool native = false;             // the kernels take these heads without folding
+  bool supported = false;          // the planner's support check (spec H5)
+  int qk_batch_ratio = 1;          // R: virtual batches per request after folding
+  int heads_eff = 16;              // H: heads per virtual batch
   int packed_qo_len_per_wg = 128;  // P: packed rows per tile
-  bool qo_splits = false;      // QS: query tokens split into several tiles
+  bool qo_splits = false;          // QS: query tokens split into several tiles
 
   // Qo tiles of a request with `qlen` query tokens, and query rows per tile.
   int tiles_for(int qlen) const;

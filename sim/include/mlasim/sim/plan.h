@@ -16,13 +16,13 @@ inline constexpr int32_t kUnwritten = std::numeric_limits<int32_t>::min();
 
 // One row of work_info_set: one qo tile of one (virtual) batch over one contiguous KV range.
 struct WorkInfo {
-  int32_t batch_idx = 0;       // virtual batch (after head folding)
-  int32_t partial_qo_loc = -1; // -1: final bf16 output; else the row in the fp32 partial buffers
-  int32_t qo_start = 0;        // global q/o rows [qo_start, qo_end)
+  int32_t batch_idx = 0;        // virtual batch (after head folding)
+  int32_t partial_qo_loc = -1;  // -1: final bf16 output; else the row in the fp32 partial buffers
+  int32_t qo_start = 0;         // global q/o rows [qo_start, qo_end)
   int32_t qo_end = 0;
-  int32_t kv_start = 0;        // global kv_indices range [kv_start, kv_end), in pages
+  int32_t kv_start = 0;  // global kv_indices range [kv_start, kv_end), in pages
   int32_t kv_end = 0;
-  int32_t kv_offset = 0;       // tokens between kv_end and the batch's end (causal masking for qlen > 1)
+  int32_t kv_offset = 0;  // tokens between kv_end and the batch's end (causal masking for qlen > 1)
   int32_t pad = 0;
 
   bool is_partial() const { return partial_qo_loc >= 0; }
@@ -48,11 +48,11 @@ struct BufferSizes {
 
 // Values the planner derives on the host (aiter-v1-planner spec 4.1).
 struct PlanDerived {
-  int num_batches_eff = 0;   // B after head folding
-  int num_heads_eff = 0;     // H: q heads per tile row group
-  int num_clusters = 0;      // NC: work lists (persistent: one per cluster workgroup; grid: one per workgroup)
-  int num_splits = 0;        // NS (the split budget the payload is computed with)
-  int qk_batch_ratio = 1;    // R: virtual batches per request
+  int num_batches_eff = 0;  // B after head folding
+  int num_heads_eff = 0;    // H: q heads per tile row group
+  int num_clusters = 0;     // NC: work lists (persistent: one per cluster workgroup; grid: one per workgroup)
+  int num_splits = 0;       // NS (the split budget the payload is computed with)
+  int qk_batch_ratio = 1;   // R: virtual batches per request
   int fixed_over_head_num_blocks = 0;  // OV
   int tail_done_threshold = 0;
   int uni_seqlen_qo_param = -1;
@@ -89,8 +89,8 @@ struct Plan {
   std::vector<int32_t> reduce_partial_map;  // the written prefix [0, num_partials)
 
   // Request-level facts consumers need to run or draw the plan.
-  int num_requests = 0;   // B0, before folding
-  int num_heads = 0;      // total q heads
+  int num_requests = 0;      // B0, before folding
+  int num_heads = 0;         // total q heads
   int rows_per_partial = 1;  // partial rows a split fragment occupies (tsz of its tile, uniform qlen)
 
   int num_works() const { return static_cast<int>(works.size()); }

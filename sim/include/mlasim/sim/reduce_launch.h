@@ -6,11 +6,11 @@
 namespace mlasim::sim {
 
 struct ReduceLaunch {
-  int tiles = 0;        // NT: reduce_indptr rows of the buffer, split or not
-  int heads = 0;        // H after folding
-  int row_groups = 1;   // Wg: workgroups per (tile, head), each taking every Wg-th row
+  int tiles = 0;            // NT: reduce_indptr rows of the buffer, split or not
+  int heads = 0;            // H after folding
+  int row_groups = 1;       // Wg: workgroups per (tile, head), each taking every Wg-th row
   bool persistent = false;  // 16 x CU blocks striding over the work items; else a grid (H, Wg, NT)
-  int blocks = 0;       // workgroups launched
+  int blocks = 0;           // workgroups launched
   int64_t work_items() const { return int64_t{tiles} * heads * row_groups; }
 };
 

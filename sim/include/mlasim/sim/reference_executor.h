@@ -14,7 +14,7 @@ struct ReferenceOptions {
   int d_qk = DecodeBatch::kQkHeadDim;  // Q/K head dim (MLA: 576 = 512 latent + 64 rope)
   int d_v = DecodeBatch::kVHeadDim;    // V head dim: V is the first d_v dims of the KV row (MLA)
   uint64_t seed = 1;
-  std::vector<int> heads;              // heads to compute; empty = all (tests sample heads to stay fast)
+  std::vector<int> heads;  // heads to compute; empty = all (tests sample heads to stay fast)
 };
 
 // Output layout: [q row (request order, unfolded)][head][d_v]; heads not computed stay 0.

@@ -19,7 +19,7 @@ namespace mlasim::sim {
 // A prediction with the configuration it belongs to.
 struct ReportRow {
   std::string gpu;
-  std::string policy;   // canonical spec (or "imported: FILE")
+  std::string policy;  // canonical spec (or "imported: FILE")
   int batch = 0;
   std::string context;  // tokens per request, or "ragged"
   int clusters = 0;     // clusters available; 0 = every CU

@@ -23,7 +23,8 @@ struct Scenario {
   std::string description;
   Workload workload;
   // In the file's key order (sorted by name); at least one.
-  std::vector<NamedPolicy> policies = {{"A", "aiter-v1:max_split_per_batch=16"}, {"B", "aiter-v1:max_split_per_batch=-1"}};
+  std::vector<NamedPolicy> policies = {{"A", "aiter-v1:max_split_per_batch=16"},
+                                       {"B", "aiter-v1:max_split_per_batch=-1"}};
 
   // The spec of policy `name`, else of the policy at `fallback_index` (clamped to the last one).
   const std::string& spec(const std::string& name, size_t fallback_index) const;

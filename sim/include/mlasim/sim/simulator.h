@@ -34,14 +34,14 @@ struct TimelineBox {
 struct ReduceBox {
   double begin_us = 0;
   double end_us = 0;
-  int tile = 0;       // reduce tile index (reduce_indptr row)
+  int tile = 0;  // reduce tile index (reduce_indptr row)
   int request = 0;
-  int partials = 0;   // partials merged
-  int head = 0;       // first head merged
-  int heads = 1;      // workgroups side by side
-  int row_group = 0;  // AITER's Wg split of the tile's rows
-  int block = 0;      // first reduce workgroup, in launch order
-  int cu = 0;         // CU of that workgroup (dispatch goes round-robin over the CUs)
+  int partials = 0;      // partials merged
+  int head = 0;          // first head merged
+  int heads = 1;         // workgroups side by side
+  int row_group = 0;     // AITER's Wg split of the tile's rows
+  int block = 0;         // first reduce workgroup, in launch order
+  int cu = 0;            // CU of that workgroup (dispatch goes round-robin over the CUs)
   bool massive = false;  // AITER's n >= 4 path (LSE pass through LDS); 2..3 partials merge "simple"
 };
 
@@ -59,15 +59,15 @@ struct Timeline {
 struct Metrics {
   double stage1_us = 0;
   double reduce_us = 0;
-  double kernel_us = 0;   // stage1 + reduce device time (what AITER's op test reports; no launch gap)
-  double total_us = 0;    // + launch latencies (stage 1, and the reduce when partials exist) and the planner
+  double kernel_us = 0;     // stage1 + reduce device time (what AITER's op test reports; no launch gap)
+  double total_us = 0;      // + launch latencies (stage 1, and the reduce when partials exist) and the planner
   int active_clusters = 0;  // persistent: clusters with works; grid: CUs that ran a workgroup
-  double occupancy = 0;   // mean fraction of clusters (grid: slots) busy during stage 1
+  double occupancy = 0;     // mean fraction of clusters (grid: slots) busy during stage 1
   std::vector<int> splits_per_request;  // fragments per request: 1 unsplit, n for a tile merged from n partials
   int num_works = 0;
   int num_partials = 0;
-  double kv_bytes = 0;    // KV bytes stage 1 streams (each head group's re-read counted)
-  double achieved_tbps = 0;  // kv_bytes / kernel_us
+  double kv_bytes = 0;          // KV bytes stage 1 streams (each head group's re-read counted)
+  double achieved_tbps = 0;     // kv_bytes / kernel_us
   double critical_path_us = 0;  // longest path works -> reduce tiles -> outputs (Boost.Graph, reduce_graph.h)
   bool operator==(const Metrics&) const = default;
 };

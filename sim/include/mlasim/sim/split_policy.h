@@ -20,7 +20,7 @@ namespace mlasim::sim {
 struct PlanRequest {
   const DecodeBatch& batch;
   const Gpu& gpu;
-  int clusters = 0;  // clusters (CUs/SMs) available; 0 means the whole GPU
+  int clusters = 0;                  // clusters (CUs/SMs) available; 0 means the whole GPU
   Arch arch = parse_arch(gpu.arch);  // the GPU's arch string read once; every arch rule takes this value
 };
 

@@ -15,27 +15,27 @@ namespace mlasim::sim {
 
 struct SweepGrid {
   std::vector<Gpu> gpus;
-  std::vector<int> batches;            // requests per batch, >= 1
-  std::vector<int> contexts;           // KV tokens per request, >= 1
-  std::vector<int> clusters{0};        // clusters available, 0 = every CU of the GPU
-  std::vector<std::string> policies;   // policy specs
-  DecodeBatch shape;                   // heads, dtypes, page size, granularity, causal; kv/qo lengths ignored
-  int qo_len = 1;                      // query tokens per request
+  std::vector<int> batches;           // requests per batch, >= 1
+  std::vector<int> contexts;          // KV tokens per request, >= 1
+  std::vector<int> clusters{0};       // clusters available, 0 = every CU of the GPU
+  std::vector<std::string> policies;  // policy specs
+  DecodeBatch shape;                  // heads, dtypes, page size, granularity, causal; kv/qo lengths ignored
+  int qo_len = 1;                     // query tokens per request
 };
 
 // One configuration x policy; the order is GPU, batch, context, clusters, then policy (innermost).
 struct SweepPoint {
-  int gpu = 0;        // index into SweepGrid::gpus
+  int gpu = 0;  // index into SweepGrid::gpus
   int batch = 0;
   int context = 0;
   int clusters = 0;
-  int policy = 0;     // index into SweepGrid::policies
+  int policy = 0;  // index into SweepGrid::policies
 };
 
 struct SweepResult {
   std::vector<std::string> policies;  // canonical spec strings, as SweepPoint::policy indexes them
   std::vector<SweepPoint> points;
-  std::vector<Metrics> metrics;       // one per point
+  std::vector<Metrics> metrics;  // one per point
 };
 
 // Number of points the grid holds.

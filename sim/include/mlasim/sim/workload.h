@@ -23,15 +23,15 @@ struct BatchSpec {
   enum class Distribution { uniform, lognormal };
 
   Kind kind = Kind::uniform;
-  int count = 4;             // uniform, random: requests
-  int context = 100000;      // uniform: KV tokens of each request
-  std::vector<int> kv_lens;  // list
+  int count = 4;                                      // uniform, random: requests
+  int context = 100000;                               // uniform: KV tokens of each request
+  std::vector<int> kv_lens;                           // list
   Distribution distribution = Distribution::uniform;  // random
-  int min_context = 1024;    // random: lengths are clamped to [min_context, max_context]
+  int min_context = 1024;                             // random: lengths are clamped to [min_context, max_context]
   int max_context = 131072;
-  int median_context = 8192; // lognormal: the median length
-  double sigma = 1.0;        // lognormal: standard deviation of ln(length)
-  uint64_t seed = 1;         // random: 0..2^31-1
+  int median_context = 8192;  // lognormal: the median length
+  double sigma = 1.0;         // lognormal: standard deviation of ln(length)
+  uint64_t seed = 1;          // random: 0..2^31-1
 
   static BatchSpec uniform(int count, int context);
   static BatchSpec list(std::vector<int> kv_lens);
@@ -46,16 +46,16 @@ struct BatchSpec {
 struct Workload {
   std::string gpu = "mi355x";  // profile name (data/gpus) or a path to a profile JSON
   BatchSpec batch;
-  int qlen = 1;                // query tokens of every request, unless qo_lens lists them
-  std::vector<int> qo_lens;    // query tokens per request (non-uniform MTP); empty: qlen each
-  int heads = 16;              // q heads
+  int qlen = 1;              // query tokens of every request, unless qo_lens lists them
+  std::vector<int> qo_lens;  // query tokens per request (non-uniform MTP); empty: qlen each
+  int heads = 16;            // q heads
   int kv_heads = 1;
   DType q_dtype = DType::fp8;
   DType kv_dtype = DType::fp8;
-  int page_size = 1;           // tokens per KV page
+  int page_size = 1;                  // tokens per KV page
   std::optional<int> kv_granularity;  // planner granule in pages; unset: max(page_size, 16), as vLLM and ATOM pass it
   bool causal = true;
-  int clusters = 0;            // CUs available to the plan; 0 = the whole GPU
+  int clusters = 0;  // CUs available to the plan; 0 = the whole GPU
 
   int granularity() const;
   // The decode batch, validated. Throws InputError naming the field (qo_lens when its count does not match).

@@ -20,8 +20,8 @@ struct PreparedRow {
   MeasurementRow row;
   DecodeBatch batch;
   sim::Plan plan;
-  sim::Plan vs_plan;   // ratio rows: the denominator's plan
-  std::string target;  // what is compared: "kernel_us", "reduce_us", "stage1_us" or "time_ratio"
+  sim::Plan vs_plan;       // ratio rows: the denominator's plan
+  std::string target;      // what is compared: "kernel_us", "reduce_us", "stage1_us" or "time_ratio"
   double measured_us = 0;  // the measured time (a plain number for time_ratio)
 };
 

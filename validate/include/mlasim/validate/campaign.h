@@ -31,7 +31,7 @@ struct Campaign {
   std::string description;
   std::string gpu = "h100";  // the profile plans are made for (its CU count)
   Sampling sampling = Sampling::grid;
-  int samples = 0;           // random, latin-hypercube: configurations drawn (before the KV-size filter)
+  int samples = 0;  // random, latin-hypercube: configurations drawn (before the KV-size filter)
   uint64_t seed = 1;
   // Axes of the workload (grid/random/LHS). `spread` is the sigma of lognormal request lengths around the context
   // (0: every request has the context); a positive spread makes a ragged batch.
@@ -49,7 +49,7 @@ struct Campaign {
 };
 
 struct CampaignConfig {
-  std::string id;   // "c" + 16 hex digits of a hash of the canonical workload JSON and policy spec
+  std::string id;  // "c" + 16 hex digits of a hash of the canonical workload JSON and policy spec
   sim::Workload workload;
   std::string policy;
 };

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <functional>
 #include <set>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "mlasim/validate/campaign.h"
 #include "mlasim/validate/kernel_measurer.h"
@@ -15,9 +15,9 @@
 namespace mlasim::validate {
 
 struct CampaignRunOptions {
-  std::string out;          // the measurement CSV (created with its header, or resumed)
-  double max_seconds = 0;   // stop after this many seconds (0: no limit); the row in flight is finished
-  std::string commit;       // provenance
+  std::string out;         // the measurement CSV (created with its header, or resumed)
+  double max_seconds = 0;  // stop after this many seconds (0: no limit); the row in flight is finished
+  std::string commit;      // provenance
   std::string date;
   std::string command;
 };

@@ -12,9 +12,9 @@ namespace mlasim::validate {
 
 struct ErrorStats {
   int rows = 0;
-  double mape_pct = 0;     // mean |error|
-  double p50_pct = 0;      // median |error|
-  double p90_pct = 0;      // 90th percentile |error|
+  double mape_pct = 0;  // mean |error|
+  double p50_pct = 0;   // median |error|
+  double p90_pct = 0;   // 90th percentile |error|
   double max_pct = 0;
   double mean_signed_pct = 0;  // + means predicted too slow
 };
@@ -40,11 +40,11 @@ std::string kernel_class(const MeasurementRow& row);
 std::vector<SliceTable> error_slices(const CalibrationRun& run, bool held_out_only = false);
 
 struct PairStats {
-  int pairs = 0;                  // two policies measured on one workload
+  int pairs = 0;                    // two policies measured on one workload
   double median_abs_error_pct = 0;  // |predicted ratio / measured ratio - 1|
   double p90_abs_error_pct = 0;
-  int differing_pairs = 0;        // pairs whose measured times differ by >= 10 %
-  double faster_named_pct = 0;    // of those, the share where the model names the faster policy
+  int differing_pairs = 0;      // pairs whose measured times differ by >= 10 %
+  double faster_named_pct = 0;  // of those, the share where the model names the faster policy
 };
 
 struct RegretStats {

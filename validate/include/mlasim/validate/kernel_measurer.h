@@ -22,7 +22,7 @@ struct DeviceInfo {
 struct MeasureOptions {
   int warmup = 2;
   int repetitions = 15;
-  std::string decode = "auto";        // auto, portable, wgmma
+  std::string decode = "auto";  // auto, portable, wgmma
   // Runs smaller than this are checked against the CPU reference (single-threaded: 2e8 flops take ~0.1 s).
   double reference_max_flops = 2e8;
 };

@@ -6,9 +6,9 @@
 // ("kernel time of policy / kernel time of vs_policy on the same workload") instead of a time; and, on rows a
 // campaign measured (`mlasim validate`), `campaign`, `config_id`, `kv_lens` (a ragged batch's lengths, ';'-separated),
 // `device` (the GPU as its driver names it), `sm_clock_mhz` and `mem_clock_mhz`. Any other column is ignored.
-#include <optional>
 #include <functional>
 #include <istream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +18,9 @@
 namespace mlasim::validate {
 
 struct MeasurementRow {
-  std::string gpu;      // profile name, e.g. "mi355x"
-  std::string kernel;   // the kernel measured
-  std::string policy;   // the split policy spec that planned it, e.g. "aiter-v1:max_split_per_batch=32"
+  std::string gpu;     // profile name, e.g. "mi355x"
+  std::string kernel;  // the kernel measured
+  std::string policy;  // the split policy spec that planned it, e.g. "aiter-v1:max_split_per_batch=32"
   int batch = 1;
   std::optional<int> context;  // tokens per request; empty for a ragged batch ("ragged")
   int heads = 16;
@@ -43,13 +43,13 @@ struct MeasurementRow {
   std::string date;
   std::string source;  // provenance of a row taken from elsewhere
   // Campaign rows.
-  std::string campaign;          // the campaign file's id
-  std::string config_id;         // the configuration's stable id within it
-  std::vector<int> kv_lens;      // a ragged batch's lengths (empty when `context` says them)
-  std::string device;            // e.g. "NVIDIA H100 80GB HBM3"
+  std::string campaign;      // the campaign file's id
+  std::string config_id;     // the configuration's stable id within it
+  std::vector<int> kv_lens;  // a ragged batch's lengths (empty when `context` says them)
+  std::string device;        // e.g. "NVIDIA H100 80GB HBM3"
   std::optional<int> sm_clock_mhz;
   std::optional<int> mem_clock_mhz;
-  int line = 0;        // line in the file it was read from (1 = header)
+  int line = 0;  // line in the file it was read from (1 = header)
 
   // Every request's KV length: kv_lens, or batch x context.
   std::vector<int> lengths() const;
@@ -76,7 +76,8 @@ std::vector<std::string> split_csv_record(std::string_view record, const std::st
 
 // Reads the data records after the header line of `in`: skips blank lines, splits each record, checks it has
 // `header_size` cells, and calls `on_record(cells, where, line_no)` ("where" = "<origin> line N").
-void for_each_csv_record(std::istream& in, const std::string& origin, size_t header_size,
-                         const std::function<void(const std::vector<std::string>&, const std::string&, int)>& on_record);
+void for_each_csv_record(
+    std::istream& in, const std::string& origin, size_t header_size,
+    const std::function<void(const std::vector<std::string>&, const std::string&, int)>& on_record);
 
 }  // namespace mlasim::validate
