@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan run test test-asan bench kernels-check gpu-test clean
+.PHONY: all deps build build-asan run test test-asan bench kernels-check gpu-test format-check clean
 
 all: build
 
@@ -35,9 +35,13 @@ run: build
 	@echo
 	$(BUILD)/cli/mlasim compare $(EXAMPLE) --policy aiter-v1:max_split_per_batch=16 --vs aiter-v1:max_split_per_batch=-1
 
-test: build build-asan kernels-check
+test: format-check build build-asan kernels-check
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
+
+# Every C++ and CUDA source as .clang-format formats it (clang-format --dry-run: changes nothing, lists offenders).
+format-check: deps
+	git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror --style=file
 
 bench: build
 	$(BUILD)/bench/mlasim_bench

@@ -2,7 +2,7 @@
 # Installs, from Debian 12, every package mlasim builds against. Idempotent: does nothing when all are present.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config clang-format git
   qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev libqt6opengl6-dev libxkbcommon-dev
   libboost-graph-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtbb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
