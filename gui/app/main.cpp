@@ -7,17 +7,23 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "mlasim/gui/export.h"
 #include "mlasim/gui/main_window.h"
 #include "mlasim/gui/sweep_view.h"
+#include "mlasim/gui/validation_plots.h"
 #include "mlasim/model/input_error.h"
 
 namespace {
 
 bool wants_render(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--render") == 0 || std::strncmp(argv[i], "--render=", 9) == 0) return true;
+    for (const char* flag : {"--render", "--validation-plots"})
+      if (std::strcmp(argv[i], flag) == 0 ||
+          (std::strncmp(argv[i], flag, std::strlen(flag)) == 0 && argv[i][std::strlen(flag)] == '='))
+        return true;
   return false;
 }
 
@@ -70,6 +76,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"timeline", "plans", "sweep"}))
       ->capture_default_str();
   cli.add_option("--select", select, "the request --screenshot shows selected");
+  std::vector<std::string> measurements;
+  std::string gpu = "h100";
+  std::string out_dir;
+  cli.add_option("--validation-plots", measurements,
+                 "measurement CSV(s): draw predicted against measured and the error heatmap without a window");
+  cli.add_option("--gpu", gpu, "GPU profile whose rows --validation-plots predicts")->capture_default_str();
+  cli.add_option("--out-dir", out_dir, "folder --validation-plots writes <gpu>_scatter.png and <gpu>_heatmap.png to");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -77,6 +90,11 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (!measurements.empty()) {
+      if (out_dir.empty()) throw mlasim::InputError("out-dir", "--validation-plots needs --out-dir DIR");
+      mlasim::gui::write_validation_plots(measurements, gpu, out_dir);
+      return 0;
+    }
     if (render) {
       if (out_path.empty()) throw mlasim::InputError("out", "--render needs --out FILE.png, FILE.svg or FILE.csv");
       mlasim::gui::render_scenario(render_path, out_path, options);
