@@ -52,7 +52,7 @@ TEST(MeasurementImport, ReadsTheOpTestMarkdownTable) {
   EXPECT_NE(a.source.find("test_mla_persistent.py"), std::string::npos);
   EXPECT_EQ(m.rows[2].policy, "aiter-nonpersistent");
   EXPECT_EQ(m.rows[2].q_dtype, DType::bf16);
-  EXPECT_EQ(m.rows[2].page_size, 64);
+  EXPECT_EQ(m.rows[2].page_size, 1);
   // 128 heads: the test caps max_split_per_batch at ceil(256 CUs / 64) = 4.
   EXPECT_EQ(m.rows[3].heads, 128);
   EXPECT_EQ(m.rows[3].policy, "aiter-v1:max_split_per_batch=4");
