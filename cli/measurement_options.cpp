@@ -2,15 +2,33 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/validate/measurement_import.h"
 
 namespace mlasim::cli {
 
 void MeasurementOptions::add_to(CLI::App& app) {
-  app.add_option("--measurements", files, "measurement CSV (project or public format); repeat for several")->required();
-  app.add_option("--gpu", gpu, "GPU profile name or FILE.json; only rows measured on it are used")
+  app.add_option("--measurements", files,
+                 "measurement file: CSV (project or public format), AITER test_mla_persistent.py log, or rocprofv3 "
+                 "kernel trace; repeat for several")
+      ->required();
+  app.add_option("--measurements-format", input_format,
+                 "format of the --measurements files: auto (detected from the content), csv, aiter-log, rocprof")
       ->capture_default_str();
+  // The workload flags bring --gpu; here it names the GPU the measurements were taken on.
+  workload.add_to(app);
+  app.get_option("--gpu")
+      ->description(
+          "GPU profile name or FILE.json; only rows measured on it are used, and imported logs and traces "
+          "are attributed to it [mi355x]")
+      ->each([this](const std::string& v) { gpu = v; });
+  policy_flag = app.add_option("--policy", policy,
+                               "rocprof traces: the policy that planned the traced kernels (default: the scenario's "
+                               "policy A, else aiter-v1)");
 }
 
 std::string MeasurementOptions::profile_path() const {
@@ -20,17 +38,61 @@ std::string MeasurementOptions::profile_path() const {
   return (std::filesystem::path(data_dir()) / "gpus" / (lower + ".json")).string();
 }
 
+validate::MeasurementRow MeasurementOptions::trace_workload() const {
+  const std::optional<sim::Scenario> scenario = workload.scenario();
+  const sim::Workload w = workload.workload(scenario);
+  const DecodeBatch batch = w.make_batch();
+  validate::MeasurementRow row;
+  row.policy = choose_policy(policy_flag, policy, scenario, "A", 0, "aiter-v1");
+  row.batch = batch.size();
+  if (std::adjacent_find(batch.kv_lens.begin(), batch.kv_lens.end(), std::not_equal_to<>()) == batch.kv_lens.end()) {
+    row.context = batch.kv_lens.front();
+  } else {
+    row.kv_lens = batch.kv_lens;
+  }
+  const int qo = batch.uniform_qo_len();
+  if (qo < 1) throw InputError("qo-lens", "a kernel trace's rows need one query length for every request");
+  row.qo_len = qo;
+  row.heads = w.heads;
+  row.q_dtype = w.q_dtype;
+  row.kv_dtype = w.kv_dtype;
+  row.page_size = w.page_size;
+  row.clusters = w.clusters;
+  return row;
+}
+
 std::vector<validate::MeasurementRow> MeasurementOptions::rows_for(const Gpu& g) const {
+  const validate::MeasurementFormat format = validate::parse_measurement_format(input_format, "measurements-format");
+  validate::ImportContext context;
+  context.gpu = g.name;
+  context.num_cu = g.num_cu;
+  bool have_workload = false;
   std::vector<validate::MeasurementRow> rows;
   size_t others = 0;
-  for (const std::string& f : files)
-    for (validate::MeasurementRow& r : validate::read_measurement_csv(f)) {
+  for (const std::string& f : files) {
+    validate::MeasurementFormat file_format = format;
+    if (file_format == validate::MeasurementFormat::rocprof ||
+        (file_format == validate::MeasurementFormat::automatic && !have_workload)) {
+      // Only a trace needs the workload; read the file's head to know.
+      std::ifstream in(f, std::ios::binary);
+      std::string head;
+      std::getline(in, head);
+      if (file_format == validate::MeasurementFormat::rocprof ||
+          validate::detect_measurement_format(head) == validate::MeasurementFormat::rocprof) {
+        if (!have_workload) context.workload = trace_workload();
+        have_workload = true;
+      }
+    }
+    validate::MeasurementImport imported = validate::import_measurement_file(f, file_format, context);
+    for (const std::string& note : imported.notes) std::cerr << "note: " << note << "\n";
+    for (validate::MeasurementRow& r : imported.rows) {
       if (r.gpu == g.name) {
         rows.push_back(std::move(r));
       } else {
         ++others;
       }
     }
+  }
   if (rows.empty())
     throw InputError("measurements", "no rows for GPU '" + g.name + "' in " + file_list() + " (" +
                                          std::to_string(others) + " rows of other GPUs)");
