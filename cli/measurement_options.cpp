@@ -41,23 +41,13 @@ std::string MeasurementOptions::profile_path() const {
 validate::MeasurementRow MeasurementOptions::trace_workload() const {
   const std::optional<sim::Scenario> scenario = workload.scenario();
   const sim::Workload w = workload.workload(scenario);
-  const DecodeBatch batch = w.make_batch();
   validate::MeasurementRow row;
-  row.policy = choose_policy(policy_flag, policy, scenario, "A", 0, "aiter-v1");
-  row.batch = batch.size();
-  if (std::adjacent_find(batch.kv_lens.begin(), batch.kv_lens.end(), std::not_equal_to<>()) == batch.kv_lens.end()) {
-    row.context = batch.kv_lens.front();
-  } else {
-    row.kv_lens = batch.kv_lens;
+  try {
+    row = validate::measurement_row_of(w, choose_policy(policy_flag, policy, scenario, "A", 0, "aiter-v1"));
+  } catch (const InputError&) {
+    throw InputError("qo-lens", "a kernel trace's rows need one query length for every request");
   }
-  const int qo = batch.uniform_qo_len();
-  if (qo < 1) throw InputError("qo-lens", "a kernel trace's rows need one query length for every request");
-  row.qo_len = qo;
-  row.heads = w.heads;
-  row.q_dtype = w.q_dtype;
-  row.kv_dtype = w.kv_dtype;
-  row.page_size = w.page_size;
-  row.clusters = w.clusters;
+  row.gpu.clear();  // the trace's GPU is --gpu, set where the rows are read
   return row;
 }
 

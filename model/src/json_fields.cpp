@@ -1,10 +1,20 @@
 #include "mlasim/model/json_fields.h"
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_file.h"
 
 namespace mlasim {
 
 using nlohmann::json;
+
+json read_json_file(const std::string& path, const std::string& field) {
+  const std::string text = read_text_file(path, field);
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(field, path + ": not valid JSON (" + e.what() + ")");
+  }
+}
 
 JsonFields::JsonFields(const json& j, std::string path, std::set<std::string> known, std::string what)
     : j_(j), path_(std::move(path)) {

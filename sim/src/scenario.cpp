@@ -51,18 +51,7 @@ Scenario scenario_from_json(const json& j) {
 }
 
 Scenario load_scenario(const std::string& path) {
-  const std::string text = read_text_file(path, "scenario");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError("scenario", path + ": not valid JSON (" + e.what() + ")");
-  }
-  try {
-    return scenario_from_json(j);
-  } catch (const InputError& e) {
-    throw InputError("scenario", path + ": " + e.what());
-  }
+  return parse_json_file(path, "scenario", [](const json& j) { return scenario_from_json(j); });
 }
 
 void save_scenario(const Scenario& s, const std::string& path) {

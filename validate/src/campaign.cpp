@@ -291,18 +291,7 @@ json campaign_to_json(const Campaign& c) {
 }
 
 Campaign load_campaign(const std::string& path) {
-  const std::string text = read_text_file(path, "campaign");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError("campaign", path + ": not valid JSON (" + e.what() + ")");
-  }
-  try {
-    return campaign_from_json(j);
-  } catch (const InputError& e) {
-    throw InputError("campaign", path + ": " + e.what());
-  }
+  return parse_json_file(path, "campaign", [](const json& j) { return campaign_from_json(j); });
 }
 
 CampaignPlan expand_campaign(const Campaign& c) {

@@ -71,23 +71,8 @@ std::set<std::string> resume_measurement_file(const std::string& path, const std
 MeasurementRow campaign_row(const Campaign& c, const CampaignConfig& config, const KernelTiming& t,
                             const DeviceInfo& device, const CampaignRunOptions& o) {
   const sim::Workload& w = config.workload;
-  const std::vector<int> lengths = w.batch.lengths();
-  MeasurementRow r;
-  r.gpu = w.gpu;
+  MeasurementRow r = measurement_row_of(w, config.policy);
   r.kernel = t.kernel;
-  r.policy = config.policy;
-  r.batch = static_cast<int>(lengths.size());
-  const std::string context = sim::context_label(lengths);
-  if (context == "ragged")
-    r.kv_lens = lengths;
-  else
-    r.context = lengths.front();
-  r.heads = w.heads;
-  r.qo_len = w.qlen;
-  r.q_dtype = w.q_dtype;
-  r.kv_dtype = w.kv_dtype;
-  r.page_size = w.page_size;
-  r.clusters = w.clusters;
   r.stage1_us = t.stage1_us;
   r.reduce_us = t.reduce_us;
   r.kernel_us = t.kernel_us;

@@ -125,6 +125,26 @@ static bool optional_column(const std::string& name) {
   return optional.count(name) > 0;
 }
 
+MeasurementRow measurement_row_of(const sim::Workload& w, const std::string& policy) {
+  const DecodeBatch batch = w.make_batch();
+  MeasurementRow r;
+  r.gpu = w.gpu;
+  r.policy = policy;
+  r.batch = batch.size();
+  if (sim::context_label(batch.kv_lens) == "ragged")
+    r.kv_lens = batch.kv_lens;
+  else
+    r.context = batch.kv_lens.front();
+  r.qo_len = batch.uniform_qo_len();
+  if (r.qo_len < 1) throw InputError("qo_lens", "a measurement row needs one query length for every request");
+  r.heads = w.heads;
+  r.q_dtype = w.q_dtype;
+  r.kv_dtype = w.kv_dtype;
+  r.page_size = w.page_size;
+  r.clusters = w.clusters;
+  return r;
+}
+
 std::vector<int> MeasurementRow::lengths() const {
   if (!kv_lens.empty()) return kv_lens;
   return std::vector<int>(static_cast<size_t>(batch), context.value_or(0));

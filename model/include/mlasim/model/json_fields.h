@@ -6,7 +6,16 @@
 #include <set>
 #include <string>
 
+#include "mlasim/model/input_error.h"
+
 namespace mlasim {
+
+// The JSON of a file, read with `parse` (a function of the JSON), every error naming the file:
+// InputError(field, "PATH: cannot read (...)" | "PATH: not valid JSON (...)" | "PATH: <parse's error>").
+template <typename Parse>
+auto parse_json_file(const std::string& path, const std::string& field, Parse parse)
+    -> decltype(parse(nlohmann::json{}));
+nlohmann::json read_json_file(const std::string& path, const std::string& field);
 
 class JsonFields {
  public:
@@ -28,5 +37,16 @@ class JsonFields {
   const nlohmann::json& j_;
   std::string path_;
 };
+
+template <typename Parse>
+auto parse_json_file(const std::string& path, const std::string& field, Parse parse)
+    -> decltype(parse(nlohmann::json{})) {
+  const nlohmann::json j = read_json_file(path, field);
+  try {
+    return parse(j);
+  } catch (const InputError& e) {
+    throw InputError(field, path + ": " + e.what());
+  }
+}
 
 }  // namespace mlasim

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mlasim/model/dtype.h"
+#include "mlasim/sim/workload.h"
 
 namespace mlasim::validate {
 
@@ -54,6 +55,10 @@ struct MeasurementRow {
   // Every request's KV length: kv_lens, or batch x context.
   std::vector<int> lengths() const;
 };
+
+// A row describing `w` planned by `policy` (gpu, policy, batch and lengths, heads, qlen, dtypes, page size, clusters),
+// with nothing measured yet. Throws InputError("qo_lens", ...) for per-request query lengths, which rows cannot hold.
+MeasurementRow measurement_row_of(const sim::Workload& w, const std::string& policy);
 
 // The column names, in the order the writer uses.
 const std::vector<std::string>& measurement_csv_columns();
