@@ -291,7 +291,7 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
         // Level of detail: jump over the boxes that end inside pixels already covered. Most jumps are short, so
         // a few steps come first and a binary search only after them.
         const double covered_us = (covered - x_offset) * us_per_px;
-        for (int step = 0; step < 8 && it != boxes.end() && it->end_us < covered_us; ++step) ++it;
+        for (int probe = 0; probe < 8 && it != boxes.end() && it->end_us < covered_us; ++probe) ++it;
         if (it != boxes.end() && it->end_us < covered_us)
           it = std::partition_point(it, boxes.end(), [&](const sim::TimelineBox& b) { return b.end_us < covered_us; });
       }

@@ -21,10 +21,10 @@ std::string arch_name(Arch arch) {
 
 int KernelTraits::tiles_for(int qlen) const {
   if (!qo_splits) return 1;
-  return 2 * heads_eff > packed_qo_len_per_wg ? qlen : cdiv(qlen * heads_eff, packed_qo_len_per_wg);
+  return 2 * heads_eff > packed_qo_len_per_wg ? qlen : static_cast<int>(cdiv(qlen * heads_eff, packed_qo_len_per_wg));
 }
 
-int KernelTraits::tile_rows_for(int qlen) const { return cdiv(qlen, tiles_for(qlen)); }
+int KernelTraits::tile_rows_for(int qlen) const { return static_cast<int>(cdiv(qlen, tiles_for(qlen))); }
 
 KernelTraits aiter_kernel_traits(const KernelTraitsQuery& q) {
   KernelTraits t;
@@ -93,15 +93,16 @@ int sizing_tiles_per_batch(Arch arch, DType q, DType kv, int heads, int max_seql
   const int packed = eq * heads;
   if ((g950 && bf16 && packed >= 64 && heads <= 64 && (packed < 128 || heads == 48)) ||
       (g950 && fp8 && heads == 32 && eq == 3))
-    return 2 * heads > 64 ? eq : cdiv(packed, 64);
+    return 2 * heads > 64 ? eq : static_cast<int>(cdiv(packed, 64));
   if (heads == 16 || (g942 && heads == 128 && fp8) ||
       (g942 && (heads == 16 || heads == 32 || heads == 64) && packed == 128 && fp8 && experimental) ||
       (g950 && fp8 && ((heads == 32 && eq == 4) || heads == 64 || heads == 128)) ||
       ((g942 || g950) && heads == 64 && fp8 && eq == 1))
-    return cdiv(packed, 128);
-  if (g950 && bf16 && (packed >= 128 || heads > 64) && heads != 48) return 2 * heads > 128 ? eq : cdiv(packed, 128);
+    return static_cast<int>(cdiv(packed, 128));
+  if (g950 && bf16 && (packed >= 128 || heads > 64) && heads != 48)
+    return 2 * heads > 128 ? eq : static_cast<int>(cdiv(packed, 128));
   if (arch == Arch::other && heads == 128) return eq;  // our own 128-head kernel: one tile per query token
-  return cdiv(packed, 16);
+  return static_cast<int>(cdiv(packed, 16));
 }
 
 }  // namespace mlasim::sim

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
         runner.poison_output();
         runner.run();
         std::optional<double> err;
-        const double flops = 2.0 * batch.total_kv_tokens() * c.qlen * c.heads * 1088;
+        const double flops = 2.0 * static_cast<double>(batch.total_kv_tokens()) * c.qlen * c.heads * 1088;
         if (check && flops < 4e10) {
           const auto e = kernels::compare_to_reference(runner.output(), kernels::mla_reference(problem));
           err = e.has_nan ? std::numeric_limits<double>::quiet_NaN() : e.relative();

@@ -31,7 +31,7 @@ std::string context_band(const MeasurementRow& r) {
   const std::vector<int> lens = r.lengths();
   double mean = 0;
   for (int l : lens) mean += l;
-  mean /= std::max<size_t>(lens.size(), 1);
+  mean /= static_cast<double>(std::max<size_t>(lens.size(), 1));
   return band(mean, {{1024, "<1k"}, {8192, "1k-8k"}, {32768, "8k-32k"}, {1e18, ">=32k"}});
 }
 
