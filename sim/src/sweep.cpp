@@ -69,6 +69,7 @@ SweepResult run_sweep(const SweepGrid& g, const std::function<void(size_t, size_
   r.metrics.resize(total);
 
   std::atomic<size_t> done{0};
+  std::atomic<size_t> finished{0};
   tbb::parallel_for(tbb::blocked_range<size_t>(0, total, 16), [&](const tbb::blocked_range<size_t>& range) {
     for (size_t i = range.begin(); i != range.end(); ++i) {
       const SweepPoint& pt = r.points[i];
@@ -79,7 +80,11 @@ SweepResult run_sweep(const SweepGrid& g, const std::function<void(size_t, size_
     }
     const size_t now = done.fetch_add(range.size()) + range.size();
     if (progress) progress(now, total);
+    finished.fetch_add(1, std::memory_order_release);
   });
+  // Each chunk's last act releases `finished`; this acquire orders all of them before what follows in the C++
+  // memory model (tbb::parallel_for's own join happens inside libtbb, where ThreadSanitizer cannot see it).
+  (void)finished.load(std::memory_order_acquire);
   return r;
 }
 
