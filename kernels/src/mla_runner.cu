@@ -8,6 +8,7 @@
 #include "mla_launch.h"
 #include "mlasim/kernels/gpu_check.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/kernel_choice.h"
 #include "mlasim/sim/reduce_launch.h"
 
 namespace mlasim::kernels {
@@ -188,17 +189,15 @@ struct MlaRunner::Impl {
   }
 
   // The wgmma kernels (bf16 and fp8 KV) need an sm_90a build and a 9.x device. Where they can run, automatic
-  // takes them for bf16 KV (faster on every measured configuration) and for fp8 KV on pages of 16 tokens or
-  // more, where its whole tiles go by tensor copies; on pages of one token the portable kernel measured faster
-  // (docs/kernels.md).
+  // follows sim::hopper_kernel_runs, the rule the model's kernel classes use too (docs/kernels.md).
   DecodeKernel choose_kernel(DecodeKernel requested) const {
     const bool wgmma_ok = wgmma_decode_available();
     if (requested == DecodeKernel::wgmma && !wgmma_ok)
       throw InputError("decode", "the wgmma kernel needs an sm_90a build and a compute capability 9.x GPU");
     if (requested != DecodeKernel::automatic) return requested;
-    const bool fp8_wins = problem.batch.page_size >= 16;
-    return wgmma_ok && (problem.batch.kv_dtype != DType::fp8 || fp8_wins) ? DecodeKernel::wgmma
-                                                                          : DecodeKernel::portable;
+    return wgmma_ok && sim::hopper_kernel_runs(problem.batch.kv_dtype, problem.batch.page_size)
+               ? DecodeKernel::wgmma
+               : DecodeKernel::portable;
   }
 
   void stage1() {

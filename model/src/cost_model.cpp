@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 
 #include "mlasim/model/input_error.h"
 
@@ -36,7 +37,52 @@ const ParamSlot kSlots[] = {
     {"planner_us", &CostParams::planner_us, nullptr, 0, kInf, false, ">= 0"},
     {"grid_block_us", &CostParams::grid_block_us, nullptr, 0, kInf, false, ">= 0"},
     {"grid_occupancy", nullptr, &CostParams::grid_occupancy, 1, 64, false, "an integer 1..64"},
+    {"bw_knee", &CostParams::bw_knee, nullptr, 0, 64, false, "0 (sharp) or in [1, 64]"},
+    {"stage_gap_us", &CostParams::stage_gap_us, nullptr, 0, kInf, false, ">= 0"},
+    {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)"},
+    {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0"},
 };
+
+// The per-class fields, with the ranges of a set value (NaN = not set is always allowed).
+struct ClassSlot {
+  const char* field;
+  double KernelClassParams::*member;
+  double lo, hi;
+  bool above_lo;
+  const char* rule;
+};
+
+const ClassSlot kClassSlots[] = {
+    {"t_fix_us", &KernelClassParams::t_fix_us, 0, kInf, false, ">= 0"},
+    {"t_pass_us", &KernelClassParams::t_pass_us, 0, kInf, false, ">= 0"},
+    {"beta_gbps", &KernelClassParams::beta_gbps, 0, kInf, true, "> 0"},
+    {"matrix_efficiency", &KernelClassParams::matrix_efficiency, 0, 1, true, "in (0, 1]"},
+    {"reread_fraction", &KernelClassParams::reread_fraction, 0, 1, false, "in [0, 1]"},
+};
+
+// A class key split into its class and field; nullopt when `key` has no '.'.
+struct ClassKey {
+  KernelClassId id;
+  const ClassSlot* slot;
+};
+
+std::optional<ClassKey> class_key(const std::string& key) {
+  const size_t dot = key.find('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const auto id = parse_kernel_class(std::string_view(key).substr(0, dot));
+  if (!id) throw InputError(key, "unknown kernel class '" + key.substr(0, dot) + "'; known: " + kernel_class_names());
+  const std::string field = key.substr(dot + 1);
+  for (const ClassSlot& s : kClassSlots)
+    if (field == s.field) return ClassKey{*id, &s};
+  std::string known;
+  for (const ClassSlot& s : kClassSlots) known += (known.empty() ? "" : ", ") + std::string(s.field);
+  throw InputError(key, "unknown kernel class parameter '" + field + "'; known: " + known);
+}
+
+bool class_value_ok(const ClassSlot& s, double v) {
+  if (std::isnan(v)) return true;
+  return std::isfinite(v) && v <= s.hi && (s.above_lo ? v > s.lo : v >= s.lo);
+}
 
 const ParamSlot& slot_for(const std::string& key) {
   for (const ParamSlot& s : kSlots)
@@ -48,6 +94,7 @@ const ParamSlot& slot_for(const std::string& key) {
 
 bool in_range(const ParamSlot& s, double v) {
   if (!std::isfinite(v) || v > s.hi || (s.above_lo ? v <= s.lo : v < s.lo)) return false;
+  if (s.real == &CostParams::bw_knee && v > 0 && v < 1) return false;
   return s.real || v == std::floor(v);
 }
 
@@ -75,18 +122,32 @@ CostParams default_cost_params(const Gpu& gpu) {
   return p;
 }
 
+KernelClassParams CostParams::resolved(KernelClassId id) const {
+  KernelClassParams c = classes[static_cast<size_t>(id)];
+  auto fill = [](double& v, double fallback) {
+    if (std::isnan(v)) v = fallback;
+  };
+  fill(c.t_fix_us, t_fix_us);
+  fill(c.t_pass_us, 0.0);
+  fill(c.beta_gbps, beta_cu_gbps);
+  fill(c.matrix_efficiency, matrix_efficiency);
+  fill(c.reread_fraction, 1.0);
+  return c;
+}
+
 CostParams cost_params_for(const Gpu& gpu) {
   CostParams p = default_cost_params(gpu);
-  for (const ParamSlot& s : kSlots) {
-    auto it = gpu.params.find(s.key);
-    if (it == gpu.params.end()) continue;
-    check_range("gpu.params." + std::string(s.key), s, it->second.value);
-    set_cost_param(p, s.key, it->second.value);
+  for (const auto& [key, param] : gpu.params) {
+    try {
+      set_cost_param(p, key, param.value);
+    } catch (const InputError& e) {
+      throw InputError("gpu.params." + key, e.what());
+    }
   }
   return p;
 }
 
-const std::vector<std::string>& cost_param_keys() {
+const std::vector<std::string>& global_cost_param_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
     for (const ParamSlot& s : kSlots) k.emplace_back(s.key);
@@ -95,9 +156,30 @@ const std::vector<std::string>& cost_param_keys() {
   return keys;
 }
 
-double get_cost_param(const CostParams& p, const std::string& key) { return read(p, slot_for(key)); }
+const std::vector<std::string>& cost_param_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = global_cost_param_keys();
+    for (const KernelClass& c : kernel_classes())
+      for (const ClassSlot& s : kClassSlots) k.push_back(std::string(c.name) + "." + s.field);
+    return k;
+  }();
+  return keys;
+}
+
+bool is_class_param_key(const std::string& key) { return key.find('.') != std::string::npos; }
+
+double get_cost_param(const CostParams& p, const std::string& key) {
+  if (const auto ck = class_key(key)) return p.classes[static_cast<size_t>(ck->id)].*(ck->slot->member);
+  return read(p, slot_for(key));
+}
 
 void set_cost_param(CostParams& p, const std::string& key, double value) {
+  if (const auto ck = class_key(key)) {
+    if (!class_value_ok(*ck->slot, value))
+      throw InputError(key, fmt::format("must be {}, got {}", ck->slot->rule, value));
+    p.classes[static_cast<size_t>(ck->id)].*(ck->slot->member) = value;
+    return;
+  }
   const ParamSlot& s = slot_for(key);
   check_range(key, s, value);
   if (s.real)
@@ -109,6 +191,12 @@ void set_cost_param(CostParams& p, const std::string& key, double value) {
 void validate_cost_params(const CostParams& p) {
   for (const ParamSlot& s : kSlots)
     if (!in_range(s, read(p, s))) check_range(s.key, s, read(p, s));  // names the key only on failure
+  for (const KernelClass& c : kernel_classes())
+    for (const ClassSlot& s : kClassSlots) {
+      const double v = p.classes[static_cast<size_t>(c.id)].*s.member;
+      if (!class_value_ok(s, v))
+        throw InputError(std::string(c.name) + "." + s.field, fmt::format("must be {}, got {}", s.rule, v));
+    }
 }
 
 }  // namespace mlasim

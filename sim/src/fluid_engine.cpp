@@ -43,7 +43,7 @@ class Engine {
 
     double end = start_us;
     while (!s_.timed.empty() || !s_.streams.empty()) {
-      const double rate = streaming_ > 0 ? std::min(m_.beta, m_.bandwidth / streaming_) : 0.0;
+      const double rate = m_.rate(streaming_);
       const double t_stream = s_.streams.empty() ? std::numeric_limits<double>::infinity()
                                                  : now_ + std::max(0.0, s_.streams.top_key() - virtual_bytes_) / rate;
       const double t_timed = s_.timed.empty() ? std::numeric_limits<double>::infinity() : s_.timed.top_key();

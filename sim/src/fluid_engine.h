@@ -5,6 +5,7 @@
 // end sooner than its compute floor. Events: a fixed part ends, a stream completes, a compute floor is reached.
 // Streams share one rate, so they are ordered by a virtual-byte finish tag: O(jobs log lanes), no time steps.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <span>
 #include <vector>
@@ -27,8 +28,19 @@ struct FluidJobTimes {
 struct FluidMachine {
   int slots = 0;         // workgroup slots (clusters, or CUs x occupancy)
   double beta = 0;       // bytes per us one streaming workgroup reaches alone
-  double bandwidth = 0;  // bytes per us shared by all streaming workgroups
+  double bandwidth = 0;  // bytes per us all streaming workgroups together approach at saturation
+  double knee = 0;       // sharpness n of the saturation curve; 0: the sharp limit min(beta, bandwidth / k)
+
+  // Bytes per us each of `k` streaming workgroups moves: beta / (1 + (k beta / bandwidth)^n)^(1/n), the curve
+  // the streaming-read sweep measures (docs/model.md §3).
+  double rate(int k) const;
 };
+
+inline double FluidMachine::rate(int k) const {
+  if (k <= 0) return 0.0;
+  if (knee <= 0) return std::min(beta, bandwidth / k);
+  return beta / std::pow(1.0 + std::pow(k * beta / bandwidth, knee), 1.0 / knee);
+}
 
 // Pending events ordered by key (a time, or a virtual-byte tag for streams). Lanes pushed one after another
 // under an equal key share one event, so lanes moving in lockstep (equal works) cost one queue operation.

@@ -10,8 +10,13 @@ namespace {
 // Rows r in [0, rows) with r % groups == group: AITER's row group `group` takes rows group, group+Wg, ...
 int rows_of_group(int rows, int group, int groups) { return group < rows ? (rows - group + groups - 1) / groups : 0; }
 
-FluidJob item_job(int rows, int partials) {
-  return FluidJob{0.0, reduce_read_bytes(rows, partials) + reduce_write_bytes(rows), 0.0};
+// One item: its fixed cost, then its partials read and its output rows written. `width` workgroups run it side
+// by side, each moving these bytes (they count into the stage's traffic).
+FluidJob item_job(int rows, int partials, int width, const CostParams& params, ReduceStage& out) {
+  const double read = reduce_read_bytes(rows, partials), write = reduce_write_bytes(rows);
+  out.read_bytes += read * width;
+  out.write_bytes += write * width;
+  return FluidJob{params.reduce_item_us, read + write, 0.0};
 }
 
 // A task of one job run by `width` workgroups side by side; it pays the block's fixed cost.
@@ -40,7 +45,8 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
         const int rows = rows_of_group(f.rows, g, wg);
         if (rows == 0) continue;
         const int block = static_cast<int>(t * per_tile + int64_t{g} * heads);
-        add_task(out, item_job(rows, f.partials), ReduceItem{t, 0, heads, g, block, f.partials >= 4}, heads, params);
+        add_task(out, item_job(rows, f.partials, heads, params, out),
+                 ReduceItem{t, 0, heads, g, block, f.partials >= 4}, heads, params);
       }
     }
     return;
@@ -55,14 +61,14 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
       for (int g = 0; g < wg; ++g) {
         const int rows = rows_of_group(f.rows, g, wg);
         for (int h = 0; h < heads; ++h, block = block + 1 == launch.blocks ? 0 : block + 1)
-          if (rows > 0) fn(block, ReduceItem{t, h, 1, g, block, f.partials >= 4}, item_job(rows, f.partials));
+          if (rows > 0) fn(block, ReduceItem{t, h, 1, g, block, f.partials >= 4}, rows, f.partials);
       }
     }
   };
   std::vector<int>& count = out.block_count;
   count.assign(static_cast<size_t>(launch.blocks) + 1, 0);
   int n = 0;
-  for_each_item([&](int block, const ReduceItem&, const FluidJob&) {
+  for_each_item([&](int block, const ReduceItem&, int, int) {
     ++count[static_cast<size_t>(block) + 1];
     ++n;
   });
@@ -71,9 +77,9 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
   out.items.resize(static_cast<size_t>(n));
   std::vector<int>& fill = out.block_fill;
   fill.assign(count.begin(), count.end() - 1);
-  for_each_item([&](int block, const ReduceItem& item, const FluidJob& job) {
+  for_each_item([&](int block, const ReduceItem& item, int rows, int partials) {
     const int at = fill[static_cast<size_t>(block)]++;
-    out.jobs[at] = job;
+    out.jobs[at] = item_job(rows, partials, 1, params, out);
     out.items[at] = item;
   });
   // Consecutive blocks running the same items for consecutive heads run in lockstep: one task, one more
@@ -115,19 +121,21 @@ void build_triton(std::span<const TileFacts> tiles, int heads, const CostParams&
   for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
     const TileFacts& f = tiles[t];
     if (f.partials < 1 || f.rows == 0) continue;
-    add_task(out, item_job(f.rows, f.partials), ReduceItem{t, 0, heads, 0, t, false}, heads, params);
+    add_task(out, item_job(f.rows, f.partials, heads, params, out), ReduceItem{t, 0, heads, 0, t, false}, heads,
+             params);
   }
 }
 
 }  // namespace
 
-void build_reduce_stage(const Plan& plan, std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q,
+void build_reduce_stage(ReduceKind kind, std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q,
                         const CostParams& params, ReduceStage& out) {
   out.jobs.clear();
   out.items.clear();
   out.task_begin.assign(1, 0);
   out.task_width.clear();
-  if (plan.kernel == KernelKind::grid)
+  out.read_bytes = out.write_bytes = 0;
+  if (kind == ReduceKind::triton)
     build_triton(tiles, heads, params, out);
   else
     build_aiter(tiles, heads, num_cu, max_seqlen_q, params, out);

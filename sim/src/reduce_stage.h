@@ -1,11 +1,12 @@
 #pragma once
-// Stage 2 as fluid-engine input: AITER's mla_reduce_v1 for persistent plans, the Triton stage-2 reduce for grid
-// plans (docs/model.md §4).
+// Stage 2 as fluid-engine input: AITER's mla_reduce_v1 (the reduce of the persistent kernels and of ours), or the
+// Triton stage-2 reduce of AITER's grid kernel, as the kernel class says (docs/model.md §4).
 #include <span>
 #include <vector>
 
 #include "fluid_engine.h"
 #include "mlasim/model/cost_model.h"
+#include "mlasim/model/kernel_class.h"
 #include "mlasim/sim/plan.h"
 
 namespace mlasim::sim::detail {
@@ -34,12 +35,13 @@ struct ReduceStage {
   std::vector<int> task_begin;               // reduce tasks in launch order (tasks without work left out)
   std::vector<int> task_width;               // workgroups of each task
   int blocks_per_cu = 1;                     // resident reduce workgroups per CU
+  double read_bytes = 0, write_bytes = 0;    // the stage's memory traffic, all workgroups together
   std::vector<int> block_count, block_fill;  // scratch for grouping items by persistent block
 };
 
-// Fills `out` for `plan` (tiles described by `tiles`) on `num_cu` CUs. Tiles with fewer partials than the
-// kernel merges (AITER: n <= 1; Triton: n == 0) cost nothing and get no item.
-void build_reduce_stage(const Plan& plan, std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q,
+// Fills `out` for the reduce `kind` (tiles described by `tiles`) on `num_cu` CUs. Tiles with fewer partials
+// than the kernel merges (AITER: n <= 1; Triton: n == 0) cost nothing and get no item.
+void build_reduce_stage(ReduceKind kind, std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q,
                         const CostParams& params, ReduceStage& out);
 
 }  // namespace mlasim::sim::detail

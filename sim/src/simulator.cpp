@@ -4,6 +4,7 @@
 
 #include "fluid_engine.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/kernel_choice.h"
 #include "mlasim/sim/reduce_graph.h"
 #include "reduce_stage.h"
 
@@ -25,7 +26,7 @@ struct Scratch {
   detail::ReduceStage reduce;
   std::vector<FluidJobTimes> reduce_times;
   std::vector<double> work_us, tile_us;
-  std::vector<int> previous_work, work_tile, slot_last;
+  std::vector<int> previous_work, work_tile, slot_last, work_row;
   std::vector<char> cu_used;
 };
 
@@ -38,31 +39,36 @@ int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
   return plan.derived.num_heads_eff > 0 ? plan.derived.num_heads_eff : batch.q_heads;
 }
 
-// The stage-1 cost of every work (docs/model.md §2).
-void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p, Scratch& s,
-                       double& kv_bytes) {
+// The stage-1 cost of every work on kernel class `cls` (docs/model.md §2).
+void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
+                       const KernelClass& cls, Scratch& s, Metrics& m) {
   const int B = batch.size();
   s.request_end_page.resize(static_cast<size_t>(B));
   int64_t pages = 0;
   for (int r = 0; r < B; ++r) s.request_end_page[r] = pages += batch.pages(r);
 
+  const KernelClassParams cp = p.resolved(cls.id);
   const bool grid = plan.kernel == KernelKind::grid;
   const int heads = heads_per_row(plan, batch);
   const int kv_elem = dtype_bytes(batch.kv_dtype);
   const DType math = (batch.q_dtype == DType::fp8 && batch.kv_dtype == DType::fp8) ? DType::fp8 : DType::bf16;
-  const double flops_per_us = gpu.matrix_tflops(math) * 1e6 * p.matrix_efficiency / gpu.num_cu;
+  // A cluster computes on all of its CUs.
+  const double flops_per_us = gpu.matrix_tflops(math) * 1e6 * cp.matrix_efficiency / gpu.num_cu * cls.cus_per_cluster;
   constexpr double kFlopsPerRowToken = 2.0 * (DecodeBatch::kQkHeadDim + DecodeBatch::kVHeadDim);
 
   s.jobs.resize(plan.works.size());
-  kv_bytes = 0;
+  m.kv_bytes = m.read_bytes = m.write_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
     const WorkInfo& w = plan.works[i];
     const int r = std::clamp(plan.request_of(w), 0, B - 1);
     int64_t tokens = int64_t{w.kv_pages()} * batch.page_size;
     if (batch.page_size > 1 && w.kv_end == s.request_end_page[r]) tokens -= batch.page_size - batch.last_page_len(r);
     tokens = std::max<int64_t>(tokens, 0);
-    const double rows = double(w.qo_rows()) * heads;
+    const int tile_rows = w.qo_rows() * heads;
+    const double rows = double(tile_rows);
+    const int passes = kv_passes(cls, tile_rows);
     const double kv = double(tokens) * DecodeBatch::kQkHeadDim * kv_elem;
+    const double read = kv * (1.0 + (passes - 1) * cp.reread_fraction);
     const double out = w.is_partial() ? rows * (4.0 * DecodeBatch::kVHeadDim + 4) : rows * 2.0 * DecodeBatch::kVHeadDim;
     const double flops = kFlopsPerRowToken * rows * double(tokens);
     FluidJob& job = s.jobs[i];
@@ -70,10 +76,12 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
       job = FluidJob{p.grid_block_us, 0.0, 0.0};
       continue;
     }
-    job.fixed_us = p.t_fix_us + (grid ? p.grid_block_us : 0.0);
-    job.bytes = kv + out;
+    job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0);
+    job.bytes = read + out;
     job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us : 0.0;
-    kv_bytes += kv;
+    m.kv_bytes += kv;
+    m.read_bytes += read;
+    m.write_bytes += out;
   }
 }
 
@@ -107,8 +115,10 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
   }
 }
 
-Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p, Timeline* timeline) {
+Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
+            std::optional<KernelClassId> kernel, Timeline* timeline) {
   validate_cost_params(p);
+  const KernelClass& cls = kernel_class(kernel ? *kernel : auto_kernel_class(plan, batch, gpu));
   Scratch& s = scratch();
   const bool grid = plan.kernel == KernelKind::grid;
   const int W = plan.num_works();
@@ -120,40 +130,54 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   Metrics m;
 
   // Stage 1.
-  double kv_bytes = 0;
-  build_stage1_jobs(plan, batch, gpu, p, s, kv_bytes);
-  // A grid's workgroups go to the CUs the plan may use (its work lists are one per workgroup, not CUs).
-  const int cus = grid ? (plan.cu_limit > 0 ? std::min(plan.cu_limit, gpu.num_cu) : gpu.num_cu) : 0;
+  build_stage1_jobs(plan, batch, gpu, p, cls, s, m);
+  // A grid's workgroups go to the CUs the plan may use (its work lists are one per workgroup, not CUs). A class
+  // whose cluster takes several CUs fits fewer clusters at once: the rest wait for a free place, in order.
+  const int cluster_places = std::max(gpu.num_cu / cls.cus_per_cluster, 1);
+  const int cus =
+      grid ? std::max((plan.cu_limit > 0 ? std::min(plan.cu_limit, gpu.num_cu) : gpu.num_cu) / cls.cus_per_cluster, 1)
+           : 0;
   const int per_cu = grid ? p.grid_occupancy : 1;
-  const int slots = grid ? cus * per_cu : lists;
+  const int slots = grid ? cus * per_cu : std::min(lists, cluster_places);
   std::span<const int> tasks;
   if (grid) {
     s.tasks.resize(static_cast<size_t>(W) + 1);
     for (int i = 0; i <= W; ++i) s.tasks[i] = i;
     tasks = s.tasks;
   } else {
-    tasks = std::span<const int>(plan.work_indptr.data(), static_cast<size_t>(slots) + 1);
+    tasks = std::span<const int>(plan.work_indptr.data(), static_cast<size_t>(lists) + 1);
   }
-  const double bytes_per_us_cu = p.beta_cu_gbps * 1e3;
   const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
+  const KernelClassParams cp = p.resolved(cls.id);
   s.times.assign(static_cast<size_t>(W), {});
-  const double stage1 =
-      detail::run_fluid({slots, bytes_per_us_cu, bytes_per_us_hbm}, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
+  const double stage1 = detail::run_fluid({slots, cp.beta_gbps * 1e3, bytes_per_us_hbm, p.bw_knee}, s.jobs, tasks, {},
+                                          0.0, s.times, s.fluid);
 
-  // Row of each lane: persistent lanes are clusters; grid lane s = (round j, CU c) is row c * per_cu + j, so
-  // the first `cus` workgroups spread over distinct CUs.
-  auto row_of_lane = [&](int lane) { return grid ? (lane % cus) * per_cu + lane / cus : lane; };
+  // Timeline row of each work: persistent plans have one row per cluster (a cluster waiting for a free place
+  // keeps its own row); a grid's lane s = (round j, place c) is row c * per_cu + j, so the first `cus`
+  // workgroups spread over distinct places.
+  const int rows = grid ? slots : lists;
+  s.work_row.resize(static_cast<size_t>(W));
+  for (int i = 0, c = 0; i < W; ++i) {
+    if (grid) {
+      const int lane = s.times[i].lane;
+      s.work_row[i] = (lane % cus) * per_cu + lane / cus;
+    } else {
+      while (plan.work_indptr[c + 1] <= i) ++c;
+      s.work_row[i] = c;
+    }
+  }
   double busy = 0;
   s.previous_work.resize(static_cast<size_t>(W));
   s.work_us.resize(static_cast<size_t>(W));
-  s.slot_last.assign(static_cast<size_t>(std::max(slots, 0)), -1);
+  s.slot_last.assign(static_cast<size_t>(std::max(rows, 0)), -1);
   s.cu_used.assign(static_cast<size_t>(std::max(cus, 0)), 0);
   for (int i = 0; i < W; ++i) {
     const FluidJobTimes& t = s.times[i];
     s.work_us[i] = t.end_us - t.begin_us;
     busy += s.work_us[i];
-    s.previous_work[i] = s.slot_last[t.lane];
-    s.slot_last[t.lane] = i;
+    s.previous_work[i] = s.slot_last[s.work_row[i]];
+    s.slot_last[s.work_row[i]] = i;
     if (grid) s.cu_used[t.lane % cus] = 1;
   }
 
@@ -165,17 +189,23 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   const bool reduce_runs = plan.num_partials() > 0;
   if (reduce_runs) {
     const int heads = grid ? (plan.num_heads > 0 ? plan.num_heads : batch.q_heads) : heads_per_row(plan, batch);
-    detail::build_reduce_stage(plan, s.tiles, heads, gpu.num_cu, batch.max_qo_len(), p, s.reduce);
+    detail::build_reduce_stage(cls.reduce, s.tiles, heads, gpu.num_cu, batch.max_qo_len(), p, s.reduce);
     s.reduce_times.assign(s.reduce.jobs.size(), {});
     const int reduce_slots = gpu.num_cu * s.reduce.blocks_per_cu;
-    end = detail::run_fluid({reduce_slots, bytes_per_us_cu, bytes_per_us_hbm}, s.reduce.jobs, s.reduce.task_begin,
-                            s.reduce.task_width, stage1, s.reduce_times, s.fluid);
+    const double reduce_beta = (p.reduce_beta_gbps > 0 ? p.reduce_beta_gbps : p.beta_cu_gbps) * 1e3;
+    end = detail::run_fluid({reduce_slots, reduce_beta, bytes_per_us_hbm, p.bw_knee}, s.reduce.jobs,
+                            s.reduce.task_begin, s.reduce.task_width, stage1 + p.stage_gap_us, s.reduce_times, s.fluid);
+    m.read_bytes += s.reduce.read_bytes;
+    m.write_bytes += s.reduce.write_bytes;
     for (size_t k = 0; k < s.reduce.items.size(); ++k) {
       double& d = s.tile_us[s.reduce.items[k].tile];
       d = std::max(d, s.reduce_times[k].end_us - s.reduce_times[k].begin_us);
     }
+  } else {
+    end = stage1 + p.stage_gap_us;
   }
 
+  m.kernel_class = cls.name;
   m.stage1_us = stage1;
   m.reduce_us = end - stage1;
   m.kernel_us = end;
@@ -191,26 +221,25 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   }
   m.num_works = W;
   m.num_partials = plan.num_partials();
-  m.kv_bytes = kv_bytes;
-  m.achieved_tbps = m.kernel_us > 0 ? kv_bytes / m.kernel_us / 1e6 : 0.0;
+  m.achieved_tbps = m.kernel_us > 0 ? m.kv_bytes / m.kernel_us / 1e6 : 0.0;
   m.critical_path_us = reduce_critical_path({s.work_us, s.previous_work, s.work_tile, s.tile_us}).length_us;
 
   if (timeline) {
     Timeline& tl = *timeline;
-    tl.num_clusters = slots;
+    tl.num_clusters = rows;
     tl.rows_per_cu = per_cu;
-    tl.rows.assign(static_cast<size_t>(slots), {});
+    tl.rows.assign(static_cast<size_t>(rows), {});
     tl.stage1_us = m.stage1_us;
     tl.reduce_us = m.reduce_us;
     // Size each row once: count its boxes first (s.slot_last is free again).
     std::vector<int>& per_row = s.slot_last;
-    per_row.assign(static_cast<size_t>(slots), 0);
-    for (int i = 0; i < W; ++i) ++per_row[row_of_lane(s.times[i].lane)];
-    for (int r = 0; r < slots; ++r) tl.rows[r].reserve(static_cast<size_t>(per_row[r]));
+    per_row.assign(static_cast<size_t>(rows), 0);
+    for (int i = 0; i < W; ++i) ++per_row[s.work_row[i]];
+    for (int r = 0; r < rows; ++r) tl.rows[r].reserve(static_cast<size_t>(per_row[r]));
     for (int i = 0; i < W; ++i) {
       const WorkInfo& w = plan.works[i];
       const FluidJobTimes& t = s.times[i];
-      tl.rows[row_of_lane(t.lane)].push_back(
+      tl.rows[s.work_row[i]].push_back(
           {t.begin_us, t.stream_us, t.end_us, i, plan.request_of(w), w.kv_start, w.kv_end, w.is_partial()});
     }
     tl.reduce.clear();
@@ -230,14 +259,16 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
 
 }  // namespace
 
-Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params) {
+Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                    std::optional<KernelClassId> kernel) {
   Prediction p;
-  p.metrics = run(plan, batch, gpu, params, &p.timeline);
+  p.metrics = run(plan, batch, gpu, params, kernel, &p.timeline);
   return p;
 }
 
-Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params) {
-  return run(plan, batch, gpu, params, nullptr);
+Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                         std::optional<KernelClassId> kernel) {
+  return run(plan, batch, gpu, params, kernel, nullptr);
 }
 
 }  // namespace mlasim::sim

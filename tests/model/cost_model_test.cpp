@@ -52,9 +52,42 @@ TEST(CostModel, ProfileValueOutOfRangeNamesTheProfileKey) {
 }
 
 TEST(CostModel, KeysFollowTheDeclarationOrder) {
-  EXPECT_EQ(cost_param_keys(), (std::vector<std::string>{"t_fix_us", "beta_cu_gbps", "b_hbm_tbps", "matrix_efficiency",
-                                                         "launch_us", "reduce_block_us", "reduce_launch_us",
-                                                         "planner_us", "grid_block_us", "grid_occupancy"}));
+  EXPECT_EQ(
+      global_cost_param_keys(),
+      (std::vector<std::string>{"t_fix_us", "beta_cu_gbps", "b_hbm_tbps", "matrix_efficiency", "launch_us",
+                                "reduce_block_us", "reduce_launch_us", "planner_us", "grid_block_us", "grid_occupancy",
+                                "bw_knee", "stage_gap_us", "reduce_beta_gbps", "reduce_item_us"}));
+  // Then every class's fields, class by class.
+  const auto& all = cost_param_keys();
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 5 * kernel_classes().size());
+  EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.reread_fraction");
+}
+
+TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
+  CostParams p;
+  p.t_fix_us = 7;
+  p.beta_cu_gbps = 30;
+  set_cost_param(p, "wgmma-fp8.t_fix_us", 15);
+  const KernelClassParams fp8 = p.resolved(KernelClassId::wgmma_fp8);
+  EXPECT_DOUBLE_EQ(fp8.t_fix_us, 15);
+  EXPECT_DOUBLE_EQ(fp8.beta_gbps, 30);
+  EXPECT_DOUBLE_EQ(fp8.t_pass_us, 0);
+  EXPECT_DOUBLE_EQ(fp8.reread_fraction, 1);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16).t_fix_us, 7);
+}
+
+TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {
+  CostParams p;
+  try {
+    set_cost_param(p, "wgmma-fp9.t_fix_us", 1);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown kernel class 'wgmma-fp9'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(set_cost_param(p, "wgmma-fp8.t_fixed", 1), InputError);
+  EXPECT_THROW(set_cost_param(p, "wgmma-fp8.reread_fraction", 1.5), InputError);
+  EXPECT_THROW(set_cost_param(p, "bw_knee", 0.5), InputError);
 }
 
 TEST(CostModel, SetThenGetReturnsTheValue) {

@@ -126,7 +126,10 @@ TEST(MetricsFormat, TimelineJsonCarriesEveryBox) {
   EXPECT_EQ(j["timeline"]["rows"][63][1]["request"], 1);
   EXPECT_EQ(j["timeline"]["reduce"].size(), 4u);
   EXPECT_EQ(j["timeline"]["reduce"][0]["heads"], 16);
-  EXPECT_EQ(metrics_from_json(j["metrics"]), p.metrics);
+  EXPECT_EQ(metrics_to_json(metrics_from_json(j["metrics"])), j["metrics"]);
+  EXPECT_EQ(j["kernel_class"], "asm-a8w8-qh16");
+  EXPECT_GT(j["read_bytes"].get<double>(), p.metrics.kv_bytes * 0.999);  // the KV plus the reduce's partials
+  EXPECT_GT(j["write_bytes"].get<double>(), 0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/kernel_choice.h"
 #include "mlasim/sim/reduce_launch.h"
 #include "mlasim/sim/simulator.h"
 #include "mlasim/sim/split_policy.h"
@@ -102,14 +103,16 @@ void check_timeline(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, 
   const int tiles = static_cast<int>(plan.reduce_indptr.size()) - 1;
   const bool grid = plan.kernel == KernelKind::grid;
   const int heads = grid ? plan.num_heads : plan.derived.num_heads_eff;
+  // The reduce that follows is the kernel class's: Triton's after AITER's grid kernel, mla_reduce_v1 otherwise.
+  const bool triton = kernel_class(auto_kernel_class(plan, batch, gpu)).reduce == ReduceKind::triton;
   const ReduceLaunch launch = aiter_reduce_launch(tiles, heads, gpu.num_cu, batch.max_qo_len());
   std::vector<int> merged(static_cast<size_t>(tiles), 0);
   for (const ReduceBox& r : tl.reduce) merged[r.tile] += r.heads;
   for (int t = 0; t < tiles; ++t) {
     const int n = plan.reduce_indptr[t + 1] - plan.reduce_indptr[t];
     const int rows = plan.reduce_final_map[t][1] - plan.reduce_final_map[t][0];
-    const int groups = grid ? 1 : std::min(launch.row_groups, rows);
-    EXPECT_EQ(merged[t], n >= (grid ? 1 : 2) ? heads * groups : 0) << "tile " << t;
+    const int groups = triton ? 1 : std::min(launch.row_groups, rows);
+    EXPECT_EQ(merged[t], n >= (triton ? 1 : 2) ? heads * groups : 0) << "tile " << t;
   }
   EXPECT_EQ(pr.metrics.splits_per_request, plan.splits_per_request());
   EXPECT_DOUBLE_EQ(pr.metrics.kernel_us, tl.end_us());

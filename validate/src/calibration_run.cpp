@@ -1,6 +1,7 @@
 #include "mlasim/validate/calibration_run.h"
 
 #include "mlasim/sim/evaluation.h"
+#include "mlasim/sim/kernel_choice.h"
 
 #include <algorithm>
 #include <cmath>
@@ -69,6 +70,8 @@ PreparedRow prepare_row(const MeasurementRow& row, const Gpu& gpu) {
     sim::check_clusters(row.clusters, gpu);
     const auto policy = sim::make_policy(row.policy);
     p.plan = policy->plan({p.batch, gpu, row.clusters});
+    p.kernel =
+        sim::kernel_class_of_run(row.kernel, p.plan, p.batch).value_or(sim::auto_kernel_class(p.plan, p.batch, gpu));
     if (row.time_ratio) {
       p.vs_plan = sim::make_policy(row.vs_policy)->plan({p.batch, gpu, row.clusters});
     }
@@ -82,7 +85,7 @@ double predict_row(const PreparedRow& row, const Gpu& gpu, const CostParams& par
   if (row.target == "time_ratio")
     return sim::simulate_metrics(row.plan, row.batch, gpu, params).kernel_us /
            sim::simulate_metrics(row.vs_plan, row.batch, gpu, params).kernel_us;
-  return stage_of(sim::simulate_metrics(row.plan, row.batch, gpu, params), row.target);
+  return stage_of(sim::simulate_metrics(row.plan, row.batch, gpu, params, row.kernel), row.target);
 }
 
 CalibrationRun run_calibration(const Gpu& gpu, const std::vector<MeasurementRow>& rows,

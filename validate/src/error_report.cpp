@@ -105,12 +105,14 @@ std::string kernel_class(const MeasurementRow& row) {
   return (wgmma ? "wgmma-" : "portable-") + dtype;
 }
 
+std::string kernel_class(const PreparedRow& row) { return mlasim::kernel_class(row.kernel).name; }
+
 std::vector<SliceTable> error_slices(const CalibrationRun& run, bool held_out_only) {
   using Key = std::string (*)(const PreparedRow&);
   const std::vector<std::pair<const char*, Key>> slicings = {
       {"policy", [](const PreparedRow& p) { return sim::parse_policy_spec(p.row.policy).name; }},
       {"policy spec", [](const PreparedRow& p) { return p.plan.policy; }},
-      {"kernel class", [](const PreparedRow& p) { return kernel_class(p.row); }},
+      {"kernel class", [](const PreparedRow& p) { return kernel_class(p); }},
       {"heads", [](const PreparedRow& p) { return std::to_string(p.row.heads); }},
       {"qlen", [](const PreparedRow& p) { return std::to_string(p.row.qo_len); }},
       {"context", [](const PreparedRow& p) { return context_band(p.row); }},

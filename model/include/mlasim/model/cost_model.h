@@ -1,13 +1,28 @@
 #pragma once
 // The physics of MLA decode time (docs/model.md): per-work fixed cost, streaming at a bandwidth share,
 // compute bound per dtype, output writes, reduce cost and launch latency.
+#include <array>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/model/kernel_class.h"
 
 namespace mlasim {
+
+// What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the global parameter of the
+// same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency); t_pass_us falls back to 0, reread_fraction to 1.
+// Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
+struct KernelClassParams {
+  double t_fix_us = kUnset;           // fixed part of one work (prologue, Q staging, epilogue)
+  double t_pass_us = kUnset;          // fixed part of each pass over the KV (Q staging and merge of a pass)
+  double beta_gbps = kUnset;          // bandwidth one cluster of this kernel streams at when alone
+  double matrix_efficiency = kUnset;  // fraction of the dense matrix peak the kernel's math reaches
+  double reread_fraction = kUnset;    // share of a work's KV bytes read again from memory on each extra pass
+  static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+};
 
 // Every parameter of the cost model. Values come from a Gpu profile's `params` (fitted or assumed, with
 // provenance) or, when absent, from the datasheet-derived defaults of cost_params_for() (docs/model.md §1).
@@ -24,6 +39,17 @@ struct CostParams {
   double planner_us = 5.0;         // the metadata (planner) kernel of persistent plans
   double grid_block_us = 1.0;      // extra fixed cost per workgroup of a hardware-scheduled grid kernel
   int grid_occupancy = 1;          // workgroups resident per CU for grid kernels
+  // The saturation curve of the memory system (measured by the streaming-read sweep): k streaming clusters that
+  // would each move beta alone together move D / (1 + (D / B)^n)^(1/n) with D = k beta and B = b_hbm_tbps, i.e.
+  // each gets beta / (1 + (k beta / B)^n)^(1/n). n = bw_knee; 0 stands for the sharp limit min(beta, B / k).
+  double bw_knee = 0;
+  double stage_gap_us = 0;      // time between stage 1's end and the reduce (or the end) inside kernel_us
+  double reduce_beta_gbps = 0;  // bandwidth one reduce workgroup streams at alone (0: beta_cu_gbps)
+  double reduce_item_us = 0;    // fixed cost of each (tile, row group, head) item a reduce workgroup merges
+  std::array<KernelClassParams, kKernelClassCount> classes{};
+
+  // The class's parameters with the global fallbacks filled in.
+  KernelClassParams resolved(KernelClassId id) const;
 };
 
 // The parameters for `gpu`: its profile's params where present, else the defaults derived from its datasheet:
@@ -40,14 +66,21 @@ CostParams default_cost_params(const Gpu& gpu);
 // The fraction of the datasheet HBM peak taken as the effective shared bandwidth for `vendor`.
 double hbm_efficiency(const std::string& vendor);
 
-// The keys of CostParams as they appear in a profile's "params" (e.g. "t_fix_us"), in declaration order.
+// The keys of CostParams as they appear in a profile's "params" (e.g. "t_fix_us"), in declaration order, then the
+// per-class keys ("portable-bf16.t_fix_us", ...) class by class.
 const std::vector<std::string>& cost_param_keys();
 // Reads or writes one parameter by key; unknown keys and out-of-range values throw InputError naming the key.
 double get_cost_param(const CostParams& p, const std::string& key);
 void set_cost_param(CostParams& p, const std::string& key, double value);
 
+// The global keys only (no class keys), in declaration order.
+const std::vector<std::string>& global_cost_param_keys();
+// True for a per-class key ("wgmma-bf16.t_fix_us").
+bool is_class_param_key(const std::string& key);
+
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
-// matrix_efficiency <= 1, grid_occupancy 1..64).
+// matrix_efficiency <= 1, grid_occupancy 1..64, bw_knee 0 or 1..64, reread_fraction 0..1; unset class values are
+// fine).
 void validate_cost_params(const CostParams& p);
 
 }  // namespace mlasim

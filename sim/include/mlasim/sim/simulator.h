@@ -6,6 +6,7 @@
 // Stage 1 uses a fluid bandwidth model: each cluster streaming at a moment gets min(beta_cu, B_hbm / k).
 // Stage 2 follows AITER's reduce launch rules (reduce_launch.h). The formulas are in docs/model.md.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,10 @@ struct Metrics {
   std::vector<int> splits_per_request;  // fragments per request: 1 unsplit, n for a tile merged from n partials
   int num_works = 0;
   int num_partials = 0;
-  double kv_bytes = 0;          // KV bytes stage 1 streams (each head group's re-read counted)
+  std::string kernel_class;     // the stage-1 kernel class costed (kernel_class.h)
+  double kv_bytes = 0;          // KV bytes stage 1 streams (each head group's re-read counted, pass re-reads not)
+  double read_bytes = 0;        // bytes read from memory: KV with pass re-reads, and the reduce's partials
+  double write_bytes = 0;       // bytes written: stage 1's partials and outputs, and the reduce's outputs
   double achieved_tbps = 0;     // kv_bytes / kernel_us
   double critical_path_us = 0;  // longest path works -> reduce tiles -> outputs (Boost.Graph, reduce_graph.h)
   bool operator==(const Metrics&) const = default;
@@ -79,9 +83,12 @@ struct Prediction {
 
 // Simulates `plan` for `batch` on `gpu` with cost parameters `params`. Thread-safe (sweeps call it from many
 // threads). Throws InputError for parameters out of range.
-Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params);
+// `kernel` names the stage-1 kernel class that runs; nullopt: the one `auto` runs (kernel_choice.h).
+Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                    std::optional<KernelClassId> kernel = std::nullopt);
 
 // The same Metrics as simulate(), without building the Timeline (for sweeps).
-Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params);
+Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                         std::optional<KernelClassId> kernel = std::nullopt);
 
 }  // namespace mlasim::sim

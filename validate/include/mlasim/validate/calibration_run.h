@@ -10,6 +10,7 @@
 #include "mlasim/model/calibrator.h"
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/model/kernel_class.h"
 #include "mlasim/sim/plan.h"
 #include "mlasim/validate/measurement_csv.h"
 
@@ -21,6 +22,7 @@ struct PreparedRow {
   DecodeBatch batch;
   sim::Plan plan;
   sim::Plan vs_plan;       // ratio rows: the denominator's plan
+  KernelClassId kernel{};  // the stage-1 kernel class that ran (from the row's kernel name, else `auto`'s rule)
   std::string target;      // what is compared: "kernel_us", "reduce_us", "stage1_us" or "time_ratio"
   double measured_us = 0;  // the measured time (a plain number for time_ratio)
 };

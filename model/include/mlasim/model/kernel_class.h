@@ -1,0 +1,52 @@
+#pragma once
+// The stage-1 kernels mlasim models, described by data: how a kernel class walks a tile (rows per pass over the
+// KV, compute units per cluster) and which reduce follows it.
+// What a class costs on a given GPU (fixed cost, bandwidth, compute rate, ...) is not here: those are parameters
+// of the GPU profile (KernelClassParams in cost_model.h), fitted or assumed per class, each with provenance.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mlasim {
+
+enum class KernelClassId {
+  portable_bf16,      // ours: mma.sync kernel, bf16 KV (any NVIDIA GPU; AMD builds of our kernels)
+  portable_fp8,       // ours: mma.sync kernel, fp8 KV converted in registers
+  wgmma_bf16,         // ours: Hopper wgmma kernel, bf16 KV, tiles of up to 64 packed rows on one SM
+  wgmma_bf16_pair,    // ours: the same kernel on tiles of more than 64 rows: a workgroup pair on two SMs
+  wgmma_fp8,          // ours: Hopper fp8 kernel, 16-row passes that each re-read the work's KV
+  asm_a8w8_qh16,      // AITER: persistent ASM kernel, fp8 Q and KV, 16-head tiles (and folded head counts)
+  asm_a8w8_qh128,     // AITER: persistent ASM kernel, fp8 Q and KV, 128-head tiles
+  asm_a16w16,         // AITER: persistent ASM kernel, bf16 Q and KV
+  grid_nonpersistent  // AITER: the non-persistent (Gluon/Triton) grid kernel with Triton's stage-2 reduce
+};
+inline constexpr int kKernelClassCount = 9;
+
+enum class ReduceKind {
+  aiter,  // mla_reduce_v1's launch rule (grid or persistent by size; ours follows it too)
+  triton  // one program per (request tile, head)
+};
+
+struct KernelClass {
+  KernelClassId id;
+  const char* name;         // "wgmma-bf16": the key prefix in a profile's params ("wgmma-bf16.t_fix_us")
+  const char* description;  // one line for listings
+  int pass_rows;            // packed rows one pass over the KV covers on one CU; wider tiles take several passes
+  int cus_per_cluster;      // CUs (SMs) one cluster occupies
+  ReduceKind reduce;
+};
+
+// Every class, in KernelClassId order.
+const std::array<KernelClass, kKernelClassCount>& kernel_classes();
+const KernelClass& kernel_class(KernelClassId id);
+// The class named `name` ("wgmma-bf16", ...), if any.
+std::optional<KernelClassId> parse_kernel_class(std::string_view name);
+// "portable-bf16, portable-fp8, ..." for messages.
+std::string kernel_class_names();
+
+// Passes a work of `tile_rows` packed rows makes over its KV on class `c` (each CU of a cluster takes its share
+// of the rows).
+int kv_passes(const KernelClass& c, int tile_rows);
+
+}  // namespace mlasim

@@ -1,0 +1,50 @@
+#include "mlasim/model/kernel_class.h"
+
+#include <algorithm>
+
+namespace mlasim {
+
+const std::array<KernelClass, kKernelClassCount>& kernel_classes() {
+  // pass_rows and CUs per cluster are the kernels' own structure (docs/kernels.md; AITER's kernel table in
+  // ../shared/reference/aiter-v1-planner.md for the AMD classes, whose tiles are one pass of up to 128 rows).
+  static const std::array<KernelClass, kKernelClassCount> table{{
+      {KernelClassId::portable_bf16, "portable-bf16", "ours, mma.sync, bf16 KV, 32-row passes", 32, 1,
+       ReduceKind::aiter},
+      {KernelClassId::portable_fp8, "portable-fp8", "ours, mma.sync, fp8 KV, 32-row passes", 32, 1, ReduceKind::aiter},
+      {KernelClassId::wgmma_bf16, "wgmma-bf16", "ours, Hopper wgmma, bf16 KV, tiles of <= 64 rows on one SM", 64, 1,
+       ReduceKind::aiter},
+      {KernelClassId::wgmma_bf16_pair, "wgmma-bf16-pair",
+       "ours, Hopper wgmma, bf16 KV, tiles of > 64 rows on a workgroup pair (two SMs)", 64, 2, ReduceKind::aiter},
+      {KernelClassId::wgmma_fp8, "wgmma-fp8", "ours, Hopper wgmma, fp8 KV, 16-row passes re-reading the KV", 16, 1,
+       ReduceKind::aiter},
+      {KernelClassId::asm_a8w8_qh16, "asm-a8w8-qh16", "AITER persistent ASM, fp8 Q/KV, 16-head tiles", 128, 1,
+       ReduceKind::aiter},
+      {KernelClassId::asm_a8w8_qh128, "asm-a8w8-qh128", "AITER persistent ASM, fp8 Q/KV, 128-head tiles", 128, 1,
+       ReduceKind::aiter},
+      {KernelClassId::asm_a16w16, "asm-a16w16", "AITER persistent ASM, bf16 Q/KV", 128, 1, ReduceKind::aiter},
+      {KernelClassId::grid_nonpersistent, "grid-nonpersistent",
+       "AITER non-persistent grid kernel (Gluon/Triton) with Triton's stage-2 reduce", 128, 1, ReduceKind::triton},
+  }};
+  return table;
+}
+
+const KernelClass& kernel_class(KernelClassId id) { return kernel_classes()[static_cast<size_t>(id)]; }
+
+std::optional<KernelClassId> parse_kernel_class(std::string_view name) {
+  for (const KernelClass& c : kernel_classes())
+    if (name == c.name) return c.id;
+  return std::nullopt;
+}
+
+std::string kernel_class_names() {
+  std::string s;
+  for (const KernelClass& c : kernel_classes()) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+int kv_passes(const KernelClass& c, int tile_rows) {
+  const int rows_per_cu = (std::max(tile_rows, 1) + c.cus_per_cluster - 1) / c.cus_per_cluster;
+  return (rows_per_cu + c.pass_rows - 1) / c.pass_rows;
+}
+
+}  // namespace mlasim
