@@ -14,6 +14,7 @@
 #include "mlasim/gui/main_window.h"
 #include "mlasim/gui/sweep_view.h"
 #include "mlasim/gui/validation_plots.h"
+#include "mlasim/gui/validation_view.h"
 #include "mlasim/model/input_error.h"
 
 namespace {
@@ -30,6 +31,12 @@ bool wants_render(int argc, char** argv) {
 // Pictures of the window for the documentation, made the same way on every machine.
 int take_screenshot(mlasim::gui::MainWindow& window, const std::string& path, const QString& tab, int select) {
   window.show_tab(tab);
+  if (tab == QStringLiteral("validation") && select >= 0) {
+    // A point of the scatter, not a request: picked as a click would, so the forms show its row.
+    window.validation_view()->choose_point(select);
+    window.show_tab(tab);
+    select = -1;
+  }
   if (select >= 0) window.select_request(select);
   if (tab == QStringLiteral("sweep")) {
     QEventLoop wait;
@@ -72,10 +79,13 @@ int main(int argc, char** argv) {
   std::string tab = "timeline";
   int select = -1;
   cli.add_option("--screenshot", screenshot, "open the window, save a picture of it to FILE.png and quit");
-  cli.add_option("--tab", tab, "the tab --screenshot shows: timeline, plans or sweep (the sweep runs first)")
-      ->check(CLI::IsMember({"timeline", "plans", "sweep"}))
+  cli.add_option("--tab", tab,
+                 "the tab --screenshot shows: timeline, plans, sweep (the sweep runs first) or validation")
+      ->check(CLI::IsMember({"timeline", "plans", "sweep", "validation"}))
       ->capture_default_str();
-  cli.add_option("--select", select, "the request --screenshot shows selected");
+  cli.add_option("--select", select, "the request --screenshot shows selected (validation: the point)");
+  std::string open_measurements;
+  cli.add_option("--measurements", open_measurements, "measurement file to show in the Validation tab");
   std::vector<std::string> measurements;
   std::string gpu = "h100";
   std::string out_dir;
@@ -105,6 +115,11 @@ int main(int argc, char** argv) {
       std::cerr << "mlasim-gui: error: " << window.last_error().toStdString() << "\n";
       return 2;
     }
+    if (!open_measurements.empty() && !window.open_measurements(QString::fromStdString(open_measurements))) {
+      std::cerr << "mlasim-gui: error: " << window.last_error().toStdString() << "\n";
+      return 2;
+    }
+    if (!open_measurements.empty()) window.show_tab(QStringLiteral("validation"));
     window.show();
     if (screenshot.empty()) return app->exec();
     return take_screenshot(window, screenshot, QString::fromStdString(tab), select);

@@ -24,6 +24,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "mlasim/gui/export.h"
@@ -32,6 +33,7 @@
 #include "mlasim/gui/sweep_view.h"
 #include "mlasim/gui/text_format.h"
 #include "mlasim/gui/timeline_view.h"
+#include "mlasim/gui/validation_view.h"
 #include "mlasim/gui/work_table_model.h"
 #include "mlasim/gui/workload_panel.h"
 #include "mlasim/model/input_error.h"
@@ -44,6 +46,13 @@ namespace mlasim::gui {
 namespace {
 
 const char* side_name(int side) { return side == 0 ? "A" : "B"; }
+
+// The tabs in their order, by the names show_tab takes.
+const QStringList& tab_names() {
+  static const QStringList names = {QStringLiteral("timeline"), QStringLiteral("plans"), QStringLiteral("sweep"),
+                                    QStringLiteral("validation")};
+  return names;
+}
 
 QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
@@ -125,10 +134,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   plan_text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   plan_text_->setLineWrapMode(QPlainTextEdit::NoWrap);
   sweep_ = new SweepView;
+  validation_ = new ValidationView;
   tabs_ = new QTabWidget;
   tabs_->addTab(timeline_split, tr("Timeline"));
   tabs_->addTab(plan_text_, tr("Plans"));
   tabs_->addTab(sweep_, tr("Sweep"));
+  tabs_->addTab(validation_, tr("Validation"));
 
   error_label_ = new QLabel;
   error_label_->setObjectName(QStringLiteral("error"));
@@ -163,6 +174,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             if (syncing_selection_ || !current.isValid()) return;
             timeline_->set_selected_request(works_->request_of_row(works_proxy_->mapToSource(current).row()));
           });
+  connect(validation_, &ValidationView::openRequested, this, &MainWindow::open_measurements_with_dialog);
+  connect(validation_, &ValidationView::rowChosen, this, &MainWindow::show_measured_row);
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
     if (tabs_->currentWidget() == plan_text_) show_results();
   });
@@ -192,6 +205,8 @@ void MainWindow::build_menus() {
   file->addSeparator();
   file->addAction(tr("&Export timeline (PNG, SVG, CSV)..."), this, &MainWindow::export_with_dialog);
   file->addAction(tr("Export &metrics CSV..."), this, &MainWindow::export_metrics_with_dialog);
+  file->addSeparator();
+  file->addAction(tr("Open mea&surements..."), this, &MainWindow::open_measurements_with_dialog);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -318,12 +333,13 @@ void MainWindow::show_results() {
 }
 
 bool MainWindow::show_tab(const QString& name) {
-  const QStringList names = {QStringLiteral("timeline"), QStringLiteral("plans"), QStringLiteral("sweep")};
-  const int index = static_cast<int>(names.indexOf(name));
+  const int index = static_cast<int>(tab_names().indexOf(name));
   if (index < 0) return false;
   tabs_->setCurrentIndex(index);
   return true;
 }
+
+QString MainWindow::current_tab() const { return tab_names().value(tabs_->currentIndex()); }
 
 void MainWindow::select_request(int request) {
   timeline_->set_selected_request(request);
@@ -452,6 +468,62 @@ bool MainWindow::export_metrics_csv(const QString& path) {
   return true;
 }
 
+bool MainWindow::open_measurements(const QString& path) {
+  ValidationSource source;
+  source.fallback_gpu = workload_->gpu_box()->currentText().toStdString();
+  try {
+    // Only a rocprof trace needs it; a workload that does not parse leaves the trace without one.
+    source.trace_workload = validate::measurement_row_of(workload_->workload(), policies_[0]->spec());
+  } catch (const InputError&) {
+  }
+  if (!validation_->open(path, source)) {
+    last_error_ = validation_->error();
+    statusBar()->showMessage(last_error_);
+    return false;
+  }
+  statusBar()->showMessage(tr("Predicted %1 rows of %2 on %3")
+                               .arg(validation_->data()->run.rows.size())
+                               .arg(path, qstr(validation_->data()->gpu)));
+  return true;
+}
+
+bool MainWindow::show_measured_row(int index) {
+  const ValidationSet* set = validation_->data();
+  if (!set || index < 0 || static_cast<size_t>(index) >= set->run.rows.size()) return false;
+  const validate::PreparedRow& row = set->run.rows[static_cast<size_t>(index)];
+  const std::string file = QFileInfo(qstr(set->path)).fileName().toStdString();
+  const auto fit_it = std::find_if(set->run.result.rows.begin(), set->run.result.rows.end(),
+                                   [index](const RowFit& f) { return f.row == static_cast<size_t>(index); });
+  if (fit_it == set->run.result.rows.end()) return false;
+  const RowFit& fit = *fit_it;
+  sim::Scenario s;
+  s.name = file + " line " + std::to_string(row.row.line);
+  s.description = "measured " + row.target + " " + QString::number(fit.measured_us, 'f', 3).toStdString() +
+                  ", predicted " + QString::number(fit.predicted_us, 'f', 3).toStdString() + " on " + set->gpu;
+  s.workload = row_workload(row, set->gpu);
+  s.policies = {{"A", row.row.policy}, {"B", policies_[1]->spec()}};
+  try {
+    try {
+      set_scenario(s);
+    } catch (const InputError& e) {
+      if (e.field() != "policies.B") throw;
+      s.policies[1].spec = row.row.policy;  // B's policy cannot plan this workload: B shows the row's as well
+      set_scenario(s);
+    }
+  } catch (const InputError& e) {
+    show_error(tr("Cannot show %1 line %2: %3").arg(qstr(file)).arg(row.row.line).arg(qstr(e.what())));
+    return false;
+  }
+  scenario_path_.clear();  // Save asks where: the shown workload is no longer the file's
+  setWindowTitle(tr("%1 - mlasim policy explorer").arg(qstr(s.name)));
+  show_tab(QStringLiteral("timeline"));
+  statusBar()->showMessage(tr("%1: %2 (A); measured %3, predicted %4 (%5%6 %)")
+                               .arg(qstr(s.name), qstr(row.row.policy), format_us(fit.measured_us),
+                                    format_us(fit.predicted_us), QString(fit.error_pct >= 0 ? "+" : ""),
+                                    QString::number(fit.error_pct, 'f', 1)));
+  return true;
+}
+
 void MainWindow::warn(const QString& title) { QMessageBox::warning(this, title, last_error_); }
 
 void MainWindow::open_with_dialog() {
@@ -476,6 +548,15 @@ void MainWindow::export_with_dialog() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export timeline"), QStringLiteral("timeline.png"),
                                                     tr("PNG (*.png);;SVG (*.svg);;CSV (*.csv)"));
   if (!path.isEmpty() && !export_to(path)) warn(tr("Cannot export"));
+}
+
+void MainWindow::open_measurements_with_dialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open measurements"), qstr(data_dir()) + "/measurements",
+                                                    tr("Measurements (*.csv *.log *.txt);;All files (*)"));
+  if (!path.isEmpty()) {
+    show_tab(QStringLiteral("validation"));
+    open_measurements(path);  // a failure is the error line in the tab
+  }
 }
 
 void MainWindow::export_metrics_with_dialog() {

@@ -72,4 +72,26 @@ QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit) 
       .arg(format_us(b.begin_us), format_us(b.end_us), format_us(b.end_us - b.begin_us), format_us(b.stream_us));
 }
 
+QString validation_tooltip(const validate::PreparedRow& row, const ValidationPoint& point) {
+  const validate::MeasurementRow& r = row.row;
+  const QString context =
+      r.context ? QString::number(*r.context) : QStringLiteral("ragged (mean %1)").arg(point.mean_context, 0, 'f', 0);
+  const double err = point.error_pct();
+  return QStringLiteral(
+             "line %1: %2\nbatch %3, context %4, %5 heads, qlen %6\n%7/%8, page %9, clusters %10, %11\n"
+             "measured %12, predicted %13 (%14%15 %)")
+      .arg(r.line)
+      .arg(QString::fromStdString(r.policy))
+      .arg(r.batch)
+      .arg(context)
+      .arg(r.heads)
+      .arg(r.qo_len)
+      .arg(QString::fromStdString(std::string(dtype_name(r.q_dtype))),
+           QString::fromStdString(std::string(dtype_name(r.kv_dtype))))
+      .arg(r.page_size)
+      .arg(r.clusters == 0 ? QStringLiteral("all") : QString::number(r.clusters))
+      .arg(QString::fromStdString(point.kernel_class), format_us(point.measured_us), format_us(point.predicted_us),
+           QString(err >= 0 ? "+" : ""), QString::number(err, 'f', 1));
+}
+
 }  // namespace mlasim::gui

@@ -6,32 +6,13 @@
 #include <cmath>
 #include <map>
 
+#include "mlasim/gui/validation_scatter.h"
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
-#include "mlasim/validate/error_report.h"
 #include "mlasim/validate/measurement_csv.h"
 
 namespace mlasim::gui {
 namespace {
-
-// Colours per kernel class, fixed so the same class has the same colour in every picture.
-QColor class_color(const std::string& name) {
-  static const std::map<std::string, QColor> colors = {
-      {"wgmma-bf16", QColor(31, 119, 180)},     {"wgmma-bf16-pair", QColor(214, 39, 40)},
-      {"wgmma-fp8", QColor(44, 160, 44)},       {"portable-fp8", QColor(255, 127, 14)},
-      {"portable-bf16", QColor(148, 103, 189)}, {"unknown", QColor(127, 127, 127)}};
-  const auto it = colors.find(name);
-  return it == colors.end() ? QColor(127, 127, 127) : it->second;
-}
-
-// A log-scale axis mapping [lo, hi] onto pixels [p0, p1].
-struct LogAxis {
-  double lo, hi;
-  double p0, p1;
-  double at(double v) const {
-    return p0 + (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * (p1 - p0);
-  }
-};
 
 void draw_title(QPainter& p, const QString& title, int width) {
   QFont f = p.font();
@@ -62,9 +43,17 @@ std::vector<ValidationPoint> validation_points(const validate::CalibrationRun& r
     double mean = 0;
     for (int l : lens) mean += l;
     mean /= static_cast<double>(std::max<size_t>(lens.size(), 1));
-    out.push_back({f.measured_us, f.predicted_us, validate::kernel_class(p.row), p.row.batch, mean});
+    out.push_back({f.measured_us, f.predicted_us, validate::kernel_class(p.row), p.row.batch, mean, f.row});
   }
   return out;
+}
+
+QString validation_summary(const std::string& gpu, const validate::ErrorStats& stats) {
+  return QStringLiteral("%1: %2 rows, MAPE %3 %, p90 %4 %")
+      .arg(QString::fromStdString(gpu))
+      .arg(stats.rows)
+      .arg(stats.mape_pct, 0, 'f', 1)
+      .arg(stats.p90_pct, 0, 'f', 1);
 }
 
 QImage validation_scatter(const std::vector<ValidationPoint>& points, const QString& title, QSize size) {
@@ -73,70 +62,7 @@ QImage validation_scatter(const std::vector<ValidationPoint>& points, const QStr
   QPainter p(&image);
   p.setRenderHint(QPainter::Antialiasing);
   draw_title(p, title, size.width());
-  double lo = 1e30, hi = 0;
-  for (const ValidationPoint& v : points) {
-    lo = std::min({lo, v.measured_us, v.predicted_us});
-    hi = std::max({hi, v.measured_us, v.predicted_us});
-  }
-  if (points.empty()) lo = 1, hi = 10;
-  lo = std::pow(10.0, std::floor(std::log10(lo)));
-  hi = std::pow(10.0, std::ceil(std::log10(hi)));
-  const QRectF area(80, 50, size.width() - 320, size.height() - 120);
-  const LogAxis x{lo, hi, area.left(), area.right()}, y{lo, hi, area.bottom(), area.top()};
-  // Bands first, so the points draw over them: +-20 % light, +-10 % darker, y = x.
-  for (const auto& [band, shade] : {std::pair{0.2, 235}, std::pair{0.1, 215}}) {
-    QPolygonF poly;
-    poly << QPointF(x.at(lo), y.at(lo * (1 - band))) << QPointF(x.at(hi / (1 + band)), y.at(hi))
-         << QPointF(x.at(hi), y.at(hi)) << QPointF(x.at(hi), y.at(hi * (1 - band))) << QPointF(x.at(lo), y.at(lo));
-    QPolygonF upper;
-    upper << QPointF(x.at(lo), y.at(lo)) << QPointF(x.at(lo), y.at(lo * (1 + band)))
-          << QPointF(x.at(hi / (1 + band)), y.at(hi)) << QPointF(x.at(hi), y.at(hi));
-    p.setPen(Qt::NoPen);
-    p.setBrush(QColor(shade, shade, shade));
-    p.drawPolygon(poly);
-    p.drawPolygon(upper);
-  }
-  p.setPen(QPen(Qt::black, 1));
-  p.drawLine(QPointF(x.at(lo), y.at(lo)), QPointF(x.at(hi), y.at(hi)));
-  // Decades on both axes.
-  p.setBrush(Qt::NoBrush);
-  p.drawRect(area);
-  for (double d = lo; d <= hi * 1.001; d *= 10) {
-    p.setPen(QPen(QColor(200, 200, 200), 1, Qt::DotLine));
-    p.drawLine(QPointF(x.at(d), area.top()), QPointF(x.at(d), area.bottom()));
-    p.drawLine(QPointF(area.left(), y.at(d)), QPointF(area.right(), y.at(d)));
-    p.setPen(Qt::black);
-    const QString label = QString::number(d, 'g', 6);
-    p.drawText(QRectF(x.at(d) - 40, area.bottom() + 4, 80, 18), Qt::AlignHCenter, label);
-    p.drawText(QRectF(area.left() - 76, y.at(d) - 9, 70, 18), Qt::AlignRight | Qt::AlignVCenter, label);
-  }
-  p.drawText(QRectF(area.left(), area.bottom() + 26, area.width(), 20), Qt::AlignHCenter, "measured kernel_us");
-  p.save();
-  p.translate(18, area.center().y());
-  p.rotate(-90);
-  p.drawText(QRectF(-area.height() / 2, -10, area.height(), 20), Qt::AlignHCenter, "predicted kernel_us");
-  p.restore();
-  std::map<std::string, int> counts;
-  for (const ValidationPoint& v : points) {
-    ++counts[v.kernel_class];
-    QColor c = class_color(v.kernel_class);
-    c.setAlpha(170);
-    p.setPen(Qt::NoPen);
-    p.setBrush(c);
-    p.drawEllipse(QPointF(x.at(v.measured_us), y.at(v.predicted_us)), 3.2, 3.2);
-  }
-  // Legend: classes with their row counts, and the bands.
-  double ly = area.top() + 6;
-  for (const auto& [name, n] : counts) {
-    p.setBrush(class_color(name));
-    p.drawEllipse(QPointF(area.right() + 24, ly + 8), 5, 5);
-    p.setPen(Qt::black);
-    p.drawText(QPointF(area.right() + 36, ly + 13), QString::fromStdString(name) + QStringLiteral(" (%1)").arg(n));
-    p.setPen(Qt::NoPen);
-    ly += 22;
-  }
-  p.setPen(Qt::black);
-  p.drawText(QPointF(area.right() + 18, ly + 20), QStringLiteral("bands: +-10 %, +-20 %"));
+  paint_validation_scatter(p, points, ScatterLayout(points, size));
   return image;
 }
 
@@ -214,11 +140,7 @@ void write_validation_plots(const std::vector<std::string>& measurement_files, c
   std::vector<double> errors;
   for (const ValidationPoint& v : points) errors.push_back(v.error_pct());
   const validate::ErrorStats s = validate::error_stats(errors);
-  const QString summary = QStringLiteral("%1: %2 rows, MAPE %3 %, p90 %4 %")
-                              .arg(QString::fromStdString(gpu.name))
-                              .arg(s.rows)
-                              .arg(s.mape_pct, 0, 'f', 1)
-                              .arg(s.p90_pct, 0, 'f', 1);
+  const QString summary = validation_summary(gpu.name, s);
   const std::string base = dir + "/" + gpu.name;
   if (!validation_scatter(points, QStringLiteral("predicted against measured - ") + summary)
            .save(QString::fromStdString(base + "_scatter.png")))

@@ -1,7 +1,7 @@
 #pragma once
 // The policy explorer: workload and policy forms on the left, the A/B timeline with the works table, the plan
-// text and the sweep view in the middle, the metrics on the right. Every edit re-plans and re-simulates both
-// sides at once; an edit that fails keeps the last good picture and says why above it.
+// text, the sweep view and the validation scatter in the middle, the metrics on the right. Every edit re-plans and
+// re-simulates both sides at once; an edit that fails keeps the last good picture and says why above it.
 #include <QMainWindow>
 #include <array>
 #include <memory>
@@ -24,6 +24,7 @@ class MetricsModel;
 class PolicyPanel;
 class SweepView;
 class TimelineView;
+class ValidationView;
 class WorkTableModel;
 class WorkloadPanel;
 
@@ -39,6 +40,15 @@ class MainWindow : public QMainWindow {
   bool import_plan(int side, const QString& path);  // side 0 = A, 1 = B
   bool export_to(const QString& path);              // the timeline as .png, .svg or .csv
   bool export_metrics_csv(const QString& path);
+  // Shows a measurement file in the Validation tab (predicted with the GPU chosen there; logs and traces are
+  // attributed to the workload's GPU, a trace to the workload and policy A). False and one error line in the tab
+  // when it cannot be read, parsed or planned; the explorer's views are left alone.
+  bool open_measurements(const QString& path);
+  // Shows row `row` of the Validation tab's file (an index into its run.rows) in the forms, plan and timeline:
+  // the workload panel gets the row's workload and policy A the row's policy, so both sides are planned and
+  // simulated by sim::evaluate as any edit is. B keeps its policy when that plans the workload, else takes the
+  // row's. Switches to the Timeline tab. False (and the message shown) when the row cannot be shown.
+  bool show_measured_row(int row);
 
   // The scenario the forms describe (throws InputError when a form does not parse).
   sim::Scenario scenario() const;
@@ -47,8 +57,9 @@ class MainWindow : public QMainWindow {
   // Plans and simulates both sides from the forms now; false (and the message shown) when that fails.
   bool recompute();
 
-  // Shows the tab "timeline", "plans" or "sweep"; false for another name.
+  // Shows the tab "timeline", "plans", "sweep" or "validation"; false for another name.
   bool show_tab(const QString& name);
+  QString current_tab() const;
   // Selects `request` as a click on one of its boxes would (-1 clears).
   void select_request(int request);
 
@@ -64,6 +75,7 @@ class MainWindow : public QMainWindow {
   WorkTableModel* work_model() const { return works_; }
   QTableView* work_table() const { return work_table_; }
   SweepView* sweep_view() const { return sweep_; }
+  ValidationView* validation_view() const { return validation_; }
   QLabel* error_label() const { return error_label_; }
   QLabel* uplift_label() const { return uplift_label_; }
 
@@ -77,6 +89,7 @@ class MainWindow : public QMainWindow {
   void import_with_dialog(int side);
   void export_with_dialog();
   void export_metrics_with_dialog();
+  void open_measurements_with_dialog();
   void warn(const QString& title);
 
   WorkloadPanel* workload_;
@@ -89,6 +102,7 @@ class MainWindow : public QMainWindow {
   QComboBox* work_lane_;
   QPlainTextEdit* plan_text_;
   SweepView* sweep_;
+  ValidationView* validation_;
   QTabWidget* tabs_;
   QLabel* error_label_;
   QLabel* uplift_label_;

@@ -4,6 +4,7 @@
 #include <QString>
 
 #include "mlasim/gui/timeline_painter.h"
+#include "mlasim/gui/validation_plots.h"
 #include "mlasim/sim/simulator.h"
 
 namespace mlasim::gui {
@@ -22,5 +23,9 @@ QString uplift_text(double speedup);
 
 // The tooltip of the box a hit-test found: the work's fields and its predicted times.
 QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit);
+
+// The tooltip of a validation point: its row's line, policy, batch, context, heads, qlen, dtypes, page size,
+// clusters and kernel class, the measured and predicted kernel time and the error.
+QString validation_tooltip(const validate::PreparedRow& row, const ValidationPoint& point);
 
 }  // namespace mlasim::gui
