@@ -12,10 +12,11 @@
 namespace mlasim::cli {
 
 void MeasurementOptions::add_to(CLI::App& app) {
-  app.add_option("--measurements", files,
-                 "measurement file: CSV (project or public format), AITER test_mla_persistent.py log, or rocprofv3 "
-                 "kernel trace; repeat for several")
-      ->required();
+  CLI::Option* measurements =
+      app.add_option("--measurements", files,
+                     "measurement file: CSV (project or public format), AITER test_mla_persistent.py log, or "
+                     "rocprofv3 kernel trace; repeat for several");
+  if (files_required) measurements->required();
   app.add_option("--measurements-format", input_format,
                  "format of the --measurements files: auto (detected from the content), csv, aiter-log, rocprof")
       ->capture_default_str();

@@ -20,6 +20,7 @@ struct MeasurementOptions {
   WorkloadOptions workload;           // rocprof traces: the workload measured
   std::string policy;
   CLI::Option* policy_flag = nullptr;
+  bool files_required = true;  // calibrate may run on a streaming-read sweep alone
 
   void add_to(CLI::App& app);
   // The profile file's path (a built-in name resolves to data/gpus/<name>.json).

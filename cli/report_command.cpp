@@ -3,6 +3,8 @@
 
 #include "commands.h"
 #include "measurement_options.h"
+#include "mlasim/model/calibrator.h"
+#include "mlasim/model/input_error.h"
 #include "mlasim/validate/calibration_run.h"
 #include "mlasim/validate/error_report.h"
 #include "output.h"
@@ -14,12 +16,22 @@ struct ReportOptions {
   MeasurementOptions measurements;
   std::string format = "text";
   bool rows = false;
+  int held_out_every = 0;
 };
 
 void run_report(const ReportOptions& o) {
   check_format(o.format, {"text", "json"});
   const Gpu gpu = load_gpu(o.measurements.gpu);
-  const validate::CalibrationRun run = validate::evaluate_profile(gpu, o.measurements.rows_for(gpu));
+  if (o.held_out_every < 0) throw InputError("held-out-every", "must be >= 0, got " + std::to_string(o.held_out_every));
+  std::vector<validate::MeasurementRow> rows = o.measurements.rows_for(gpu);
+  if (o.held_out_every > 1) {  // only the rows `calibrate --holdout-every n` kept out of its fit
+    const std::vector<bool> held = every_nth_held_out(rows.size(), o.held_out_every);
+    std::vector<validate::MeasurementRow> kept;
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (held[i]) kept.push_back(std::move(rows[i]));
+    rows = std::move(kept);
+  }
+  const validate::CalibrationRun run = validate::evaluate_profile(gpu, rows);
   if (o.format == "json") return write_stdout(validate::error_report_json(run).dump(2) + "\n");
   write_stdout((o.rows ? validate::calibration_report_text(run) + "\n" : std::string()) +
                validate::error_report_text(run));
@@ -34,6 +46,9 @@ void add_report_command(CLI::App& app) {
   opts->measurements.add_to(*cmd);
   cmd->add_option("--format", opts->format, "text or json")->capture_default_str();
   cmd->add_flag("--rows", opts->rows, "text: every row's error before the summary tables");
+  cmd->add_option("--held-out-every", opts->held_out_every,
+                  "report only the rows `calibrate --holdout-every N` held out of its fit (every N-th row of this "
+                  "GPU, in file order); 0: every row");
   cmd->callback([opts] { run_report(*opts); });
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tbb/parallel_for.h>
 
 #include "mlasim/model/input_error.h"
 
@@ -17,11 +18,28 @@ struct Bounds {
 // Physical ranges: wide enough never to bind on real hardware, tight enough to keep the simulator sane.
 const std::map<std::string, Bounds>& bound_table() {
   static const std::map<std::string, Bounds> table{
-      {"t_fix_us", {0.01, 100.0}},        {"beta_cu_gbps", {1.0, 5000.0}},
+      {"t_fix_us", {0.01, 100.0}},
+      {"beta_cu_gbps", {1.0, 5000.0}},
       {"b_hbm_tbps", {0.1, 0.0}},  // upper: the profile's datasheet peak
-      {"matrix_efficiency", {0.01, 1.0}}, {"launch_us", {0.0, 100.0}},
-      {"reduce_block_us", {0.0, 100.0}},  {"reduce_launch_us", {0.0, 100.0}},
-      {"planner_us", {0.0, 200.0}},       {"grid_block_us", {0.0, 100.0}},
+      {"matrix_efficiency", {0.01, 1.0}},
+      {"launch_us", {0.0, 100.0}},
+      {"reduce_block_us", {0.0, 100.0}},
+      {"reduce_launch_us", {0.0, 100.0}},
+      {"planner_us", {0.0, 200.0}},
+      {"grid_block_us", {0.0, 100.0}},
+      {"bw_knee", {1.0, 64.0}},
+      {"stage_gap_us", {0.0, 50.0}},
+      {"reduce_beta_gbps", {1.0, 5000.0}},
+      {"reduce_item_us", {0.0, 50.0}},
+  };
+  return table;
+}
+
+// The bounds of a per-class field ("wgmma-bf16.t_pass_us" -> "t_pass_us").
+const std::map<std::string, Bounds>& class_bound_table() {
+  static const std::map<std::string, Bounds> table{
+      {"t_fix_us", {0.01, 100.0}},        {"t_pass_us", {0.0, 100.0}},     {"beta_gbps", {1.0, 5000.0}},
+      {"matrix_efficiency", {0.01, 1.0}}, {"reread_fraction", {0.0, 1.0}},
   };
   return table;
 }
@@ -44,8 +62,11 @@ double mean_abs(const std::vector<double>& v) {
 const std::vector<std::string>& fittable_cost_param_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
-    for (const std::string& key : cost_param_keys())
-      if (bound_table().count(key)) k.push_back(key);
+    for (const std::string& key : cost_param_keys()) {
+      const size_t dot = key.find('.');
+      if (dot == std::string::npos ? bound_table().count(key) : class_bound_table().count(key.substr(dot + 1)))
+        k.push_back(key);
+    }
     return k;
   }();
   return keys;
@@ -53,9 +74,17 @@ const std::vector<std::string>& fittable_cost_param_keys() {
 
 FreeParameter free_parameter(const std::string& key, const Gpu& gpu) {
   const auto& keys = fittable_cost_param_keys();
-  if (std::find(keys.begin(), keys.end(), key) == keys.end())
-    throw InputError("free", "'" + key + "' is not a fittable parameter; fittable: " + join(keys));
-  const Bounds b = bound_table().at(key);
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+    std::vector<std::string> globals;
+    for (const std::string& k : keys)
+      if (k.find('.') == std::string::npos) globals.push_back(k);
+    throw InputError("free", "'" + key + "' is not a fittable parameter; fittable: " + join(globals) +
+                                 ", and <class>.{t_fix_us,t_pass_us,beta_gbps,matrix_efficiency,reread_fraction} for "
+                                 "the classes " +
+                                 kernel_class_names());
+  }
+  const size_t dot = key.find('.');
+  const Bounds b = dot == std::string::npos ? bound_table().at(key) : class_bound_table().at(key.substr(dot + 1));
   FreeParameter p{key, b.lower, b.upper};
   if (key == "b_hbm_tbps") p.upper = gpu.hbm_tbps;
   return p;
@@ -88,7 +117,7 @@ CalibrationResult calibrate(const CalibrationProblem& problem, const LeastSquare
   Eigen::VectorXd x0(n_free), lower(n_free), upper(n_free);
   for (Eigen::Index k = 0; k < n_free; ++k) {
     const FreeParameter& f = problem.free[static_cast<size_t>(k)];
-    x0[k] = get_cost_param(problem.start, f.key);
+    x0[k] = std::clamp(effective_cost_param(problem.start, f.key), f.lower, f.upper);
     lower[k] = f.lower;
     upper[k] = f.upper;
   }
@@ -101,10 +130,11 @@ CalibrationResult calibrate(const CalibrationProblem& problem, const LeastSquare
   const ResidualFunction residuals = [&](const Eigen::VectorXd& x) {
     const CostParams p = params_at(x);
     Eigen::VectorXd r(static_cast<Eigen::Index>(fit_rows.size()));
-    for (size_t k = 0; k < fit_rows.size(); ++k) {
+    // Rows are independent simulations: spread them over the cores (each writes its own residual).
+    tbb::parallel_for(size_t{0}, fit_rows.size(), [&](size_t k) {
       const size_t i = fit_rows[k];
       r[static_cast<Eigen::Index>(k)] = problem.predict(i, p) / problem.measured_us[i] - 1.0;
-    }
+    });
     return r;
   };
   const LeastSquaresResult ls = solve_bounded_least_squares(residuals, x0, lower, upper, options);

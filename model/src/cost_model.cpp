@@ -173,6 +173,11 @@ double get_cost_param(const CostParams& p, const std::string& key) {
   return read(p, slot_for(key));
 }
 
+double effective_cost_param(const CostParams& p, const std::string& key) {
+  if (const auto ck = class_key(key)) return p.resolved(ck->id).*(ck->slot->member);
+  return read(p, slot_for(key));
+}
+
 void set_cost_param(CostParams& p, const std::string& key, double value) {
   if (const auto ck = class_key(key)) {
     if (!class_value_ok(*ck->slot, value))

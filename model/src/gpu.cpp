@@ -1,6 +1,7 @@
 #include "mlasim/model/gpu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -85,6 +86,15 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
       if (!v.is_object() || !v.contains("value") || !v["value"].is_number())
         throw InputError("gpu.params." + k, "must be an object with a numeric 'value' in " + origin);
       g.params[k] = GpuParam{v["value"].get<double>(), v.value("kind", "assumed"), v.value("source", "")};
+      if (v.contains("std_error") && v["std_error"].is_number()) g.params[k].std_error = v["std_error"].get<double>();
+    }
+  }
+  if (j.contains("model_error")) {
+    for (const auto& [k, v] : j["model_error"].items()) {
+      if (!v.is_object() || !v.contains("rms_pct") || !v["rms_pct"].is_number())
+        throw InputError("gpu.model_error." + k, "must be an object with a numeric 'rms_pct' in " + origin);
+      g.model_error[k] =
+          ModelError{v["rms_pct"].get<double>(), v.value("mape_pct", 0.0), v.value("rows", 0), v.value("source", "")};
     }
   }
   return g;
@@ -105,8 +115,17 @@ std::string gpu_to_json(const Gpu& g) {
   j["matrix_tflops"] = {{"bf16", g.bf16_tflops}, {"fp8", g.fp8_tflops}};
   j["sources"] = g.sources;
   json params = json::object();
-  for (const auto& [k, p] : g.params) params[k] = {{"value", p.value}, {"kind", p.kind}, {"source", p.source}};
+  for (const auto& [k, p] : g.params) {
+    params[k] = {{"value", p.value}, {"kind", p.kind}, {"source", p.source}};
+    if (std::isfinite(p.std_error)) params[k]["std_error"] = p.std_error;
+  }
   j["params"] = params;
+  if (!g.model_error.empty()) {
+    json errors = json::object();
+    for (const auto& [k, e] : g.model_error)
+      errors[k] = {{"rms_pct", e.rms_pct}, {"mape_pct", e.mape_pct}, {"rows", e.rows}, {"source", e.source}};
+    j["model_error"] = errors;
+  }
   return j.dump(2) + "\n";
 }
 

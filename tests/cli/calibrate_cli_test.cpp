@@ -2,6 +2,9 @@
 // known parameters; bad measurement input is one line and exit 2; the written profile keeps its datasheet fields.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <fstream>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -91,7 +94,52 @@ TEST(CalibrateCli, WrittenProfileKeepsEveryOtherField) {
   nlohmann::json after = nlohmann::json::parse(read_file(out));
   before.erase("params");
   after.erase("params");
+  // The fit adds its held-out error per kernel class (the band `predict` prints); nothing else changes.
+  ASSERT_TRUE(after.contains("model_error"));
+  EXPECT_EQ(after["model_error"]["asm-a8w8-qh16"]["rows"], 6);
+  after.erase("model_error");
   EXPECT_EQ(after, before);
+}
+
+TEST(CalibrateCli, StreamReadSweepFitsTheMemoryCurve) {
+  // A sweep drawn from the curve itself (B = 3 TB/s, n = 3, 20 GB/s per workgroup alone) is fitted back.
+  const std::string sweep = temp_path("stream_read.csv");
+  {
+    std::ofstream f(sweep);
+    f << "gpu,kernel,clusters,wg_per_cluster,tbps\n";
+    for (int wg : {1, 2, 4})
+      for (int sms : {1, 8, 32, 64, 128, 256}) {
+        const double d = 0.02 * wg * sms;
+        f << "calibtest,stream_read," << sms << "," << wg << "," << d / std::cbrt(1.0 + std::pow(d / 3.0, 3.0)) << "\n";
+      }
+  }
+  const std::string out = temp_path("curve.json");
+  const CliResult r = run_cli("calibrate --gpu " + profile_with({}) + " --stream-read " + sweep + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("memory curve: B 3.000 TB/s, knee 3.00"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_file(out));
+  EXPECT_NEAR(j["params"]["b_hbm_tbps"]["value"].get<double>(), 3.0, 1e-3);
+  EXPECT_NEAR(j["params"]["bw_knee"]["value"].get<double>(), 3.0, 1e-2);
+  EXPECT_EQ(j["params"]["bw_knee"]["kind"], "measured");
+}
+
+TEST(CalibrateCli, KernelParametersTransferWithoutTheMemoryCurve) {
+  const std::string from = profile_with({{"t_fix_us", 3.0}, {"b_hbm_tbps", 4.0}, {"wgmma-fp8.t_pass_us", 9.0}});
+  const std::string out = temp_path("transferred.json");
+  const CliResult r =
+      run_cli("calibrate --gpu " + profile_with({}) + " --kernel-params-from " + from + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(j["params"]["t_fix_us"]["value"], 3.0);
+  EXPECT_EQ(j["params"]["t_fix_us"]["kind"], "transferred");
+  EXPECT_EQ(j["params"]["wgmma-fp8.t_pass_us"]["value"], 9.0);
+  EXPECT_FALSE(j["params"].contains("b_hbm_tbps"));  // the memory is the target GPU's own
+}
+
+TEST(CalibrateCli, NothingToFitIsOneLineExitTwo) {
+  const CliResult r = run_cli("calibrate --gpu " + profile_with({}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("measurements"), std::string::npos) << r.err;
 }
 
 TEST(CalibrateCli, TextReportListsParametersAndMape) {

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <limits>
 
+#include "mlasim/model/kernel_class.h"
+
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/policy_spec.h"
 #include "mlasim/sim/simulator.h"
@@ -151,18 +153,62 @@ std::string fitted_source(const CalibrationRun& run, const std::string& measurem
                          run.result.held_out_mape_pct);
 }
 
-std::string fitted_profile_json(const std::string& profile_json, const CalibrationRun& run, const std::string& source) {
-  nlohmann::ordered_json j;
+namespace {
+
+nlohmann::ordered_json parse_profile(const std::string& profile_json) {
   try {
-    j = nlohmann::ordered_json::parse(profile_json);
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(profile_json);
+    if (!j.contains("params") || !j["params"].is_object()) j["params"] = nlohmann::ordered_json::object();
+    return j;
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError("gpu", "the profile is not valid JSON (" + std::string(e.what()) + ")");
   }
-  if (!j.contains("params") || !j["params"].is_object()) j["params"] = nlohmann::ordered_json::object();
+}
+
+void write_param(nlohmann::ordered_json& j, const std::string& key, const GpuParam& p) {
+  j["params"][key] = {{"value", p.value}, {"kind", p.kind}, {"source", p.source}};
+  if (std::isfinite(p.std_error)) j["params"][key]["std_error"] = p.std_error;
+}
+
+}  // namespace
+
+std::map<std::string, ModelError> model_error_by_class(const CalibrationRun& run, const std::string& source) {
+  const bool any_held = run.result.held_out_rows > 0;
+  std::map<std::string, std::vector<double>> errors;
+  for (const RowFit& f : run.result.rows)
+    if (f.held_out || !any_held) errors[mlasim::kernel_class(run.rows[f.row].kernel).name].push_back(f.error_pct);
+  std::map<std::string, ModelError> out;
+  for (const auto& [name, e] : errors) {
+    double sq = 0, abs_sum = 0;
+    for (double x : e) {
+      sq += x * x;
+      abs_sum += std::abs(x);
+    }
+    const double n = static_cast<double>(e.size());
+    out[name] = ModelError{std::sqrt(sq / n), abs_sum / n, static_cast<int>(e.size()),
+                           source + (any_held ? " (held-out rows)" : " (fitted rows: none held out)")};
+  }
+  return out;
+}
+
+std::string profile_json_with_params(const std::string& profile_json, const std::map<std::string, GpuParam>& params) {
+  nlohmann::ordered_json j = parse_profile(profile_json);
+  for (const auto& [key, p] : params) write_param(j, key, p);
+  return j.dump(2) + "\n";
+}
+
+std::string fitted_profile_json(const std::string& profile_json, const CalibrationRun& run, const std::string& source) {
+  nlohmann::ordered_json j = parse_profile(profile_json);
   for (const FittedParameter& f : run.result.fitted) {
     const std::string sigma = f.at_bound ? "held at its bound" : "1 sigma " + plus_minus(f.std_error);
-    j["params"][f.key] = {{"value", f.value}, {"kind", "fitted"}, {"source", source + "; " + sigma}};
+    GpuParam p{f.value, "fitted", source + "; " + sigma};
+    if (!f.at_bound) p.std_error = f.std_error;
+    write_param(j, f.key, p);
   }
+  nlohmann::ordered_json errors = nlohmann::ordered_json::object();
+  for (const auto& [name, e] : model_error_by_class(run, source))
+    errors[name] = {{"rms_pct", e.rms_pct}, {"mape_pct", e.mape_pct}, {"rows", e.rows}, {"source", e.source}};
+  j["model_error"] = errors;
   return j.dump(2) + "\n";
 }
 

@@ -72,6 +72,8 @@ const std::vector<std::string>& cost_param_keys();
 // Reads or writes one parameter by key; unknown keys and out-of-range values throw InputError naming the key.
 double get_cost_param(const CostParams& p, const std::string& key);
 void set_cost_param(CostParams& p, const std::string& key, double value);
+// The value in effect: get_cost_param, except that an unset class value reads as its fallback.
+double effective_cost_param(const CostParams& p, const std::string& key);
 
 // The global keys only (no class keys), in declaration order.
 const std::vector<std::string>& global_cost_param_keys();

@@ -1,5 +1,6 @@
 #pragma once
 // A GPU hardware profile, loaded from data/gpus/<name>.json.
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,8 +12,18 @@ namespace mlasim {
 // One number of a profile and where it comes from.
 struct GpuParam {
   double value = 0.0;
-  std::string kind;    // "datasheet", "fitted", "measured" or "assumed"
-  std::string source;  // citation, or the calibration run that produced it
+  std::string kind;                                             // "datasheet", "fitted", "measured" or "assumed"
+  std::string source;                                           // citation, or the calibration run that produced it
+  double std_error = std::numeric_limits<double>::quiet_NaN();  // 1 sigma of a fitted value (NaN: none known)
+};
+
+// How far the model's predictions with this profile's parameters stray from held-out measurements of one kernel
+// class: the band `mlasim predict` prints beside every time.
+struct ModelError {
+  double rms_pct = 0;   // root mean square of the relative errors, %
+  double mape_pct = 0;  // mean |relative error|, %
+  int rows = 0;
+  std::string source;
 };
 
 struct Gpu {
@@ -31,6 +42,8 @@ struct Gpu {
   std::map<std::string, std::string> sources;  // datasheet field -> citation
   // Cost-model parameters (datasheet-derived, assumed or fitted), each with provenance.
   std::map<std::string, GpuParam> params;
+  // Held-out prediction error per kernel class name (written by `mlasim calibrate`).
+  std::map<std::string, ModelError> model_error;
 
   double matrix_tflops(DType t) const { return t == DType::fp8 ? fp8_tflops : bf16_tflops; }
   // The parameter `key`, or `fallback` when the profile does not carry it.

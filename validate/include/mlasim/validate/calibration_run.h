@@ -3,6 +3,7 @@
 // Each row's plan is built once (plans do not depend on cost parameters); the fit then re-simulates the plans
 // with trial parameters and compares the measured stage (kernel_us, else reduce_us, else stage1_us), or for a
 // ratio row the ratio of the two policies' kernel_us.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -68,7 +69,14 @@ std::string line_ranges(std::vector<int> lines);
 std::string fitted_source(const CalibrationRun& run, const std::string& measurement_files, const std::string& date);
 
 // `profile_json` (the profile file's text) with each fitted parameter written into `params` as kind "fitted",
-// its value and `source` plus its 1-sigma uncertainty; every other field is left as it was.
+// its value, `source` and its 1-sigma `std_error`, and `model_error` per kernel class from the held-out rows (all
+// rows when none is held out); every other field is left as it was.
 std::string fitted_profile_json(const std::string& profile_json, const CalibrationRun& run, const std::string& source);
+
+// `profile_json` with `params` written over its params (value, kind, source, std_error when known).
+std::string profile_json_with_params(const std::string& profile_json, const std::map<std::string, GpuParam>& params);
+
+// The held-out error of each kernel class in `run` (all rows when none is held out).
+std::map<std::string, ModelError> model_error_by_class(const CalibrationRun& run, const std::string& source);
 
 }  // namespace mlasim::validate
