@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "mlasim/sim/metrics_format.h"
 #include "mlasim/sim/plan_text.h"
+#include "mlasim/sim/prediction_band.h"
 #include "mlasim/sim/report.h"
 #include "output.h"
 #include "workload_options.h"
@@ -29,13 +30,19 @@ void run_predict(const PredictOptions& o) {
   const sim::WorkloadContext ctx = sim::resolve(o.workload.workload(scenario));
   const sim::Evaluation e = sim::evaluate(choose_policy(o.policy_flag, o.policy, scenario, "A", 0, "aiter-v1"), ctx);
   const sim::ReportRow row = sim::report_row(e, ctx);
-  if (o.format == "json" && o.timeline) {
+  const sim::PredictionBand band = sim::prediction_band(*e.plan, ctx.batch, ctx.gpu, ctx.params);
+  if (o.format == "json") {
     nlohmann::json j = sim::report_json(row);
-    j["timeline"] = sim::timeline_to_json(e.prediction->timeline);
+    j["kernel_class"] = band.kernel_class;
+    j["uncertainty"] = {{"calibrated", band.calibrated},  {"sigma_pct", band.sigma_pct},
+                        {"params_pct", band.params_pct},  {"held_out_pct", band.residual_pct},
+                        {"kernel_us_low", band.low_us()}, {"kernel_us_high", band.high_us()}};
+    if (o.timeline) j["timeline"] = sim::timeline_to_json(e.prediction->timeline);
     write_stdout(j.dump(2) + "\n");
   } else if (o.format == "text") {
     write_stdout(sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters) + "\npolicy " + row.policy + " (" +
-                 kernel_name(e.plan->kernel) + ")\n" + writer->row(row));
+                 kernel_name(e.plan->kernel) + ", kernel class " + band.kernel_class + ")\n" + writer->row(row) +
+                 sim::prediction_band_text(band, ctx.gpu.name));
   } else {
     write_stdout(writer->row(row));
   }

@@ -5,6 +5,7 @@
 #   2. h200 predicted before any H200 fit: the H100 kernel parameters with the H200 datasheet and the H200
 #      memory curve (data/gpus/derived/h200_from_h100.json);
 #   3. h200: its own fit, started from (2).
+#   4. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
 bin=${1:-build/cli/mlasim}
@@ -37,3 +38,17 @@ mkdir -p data/gpus/derived
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
 fit h200 data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
   $m/h200/stream_read_590702c.csv data/gpus/h200.json
+
+# MI355X: per-CU rate of the 16-head kernel (the global beta_cu_gbps, which its class inherits) and the memory
+# ceiling from the ATOM #611 ratio and the 128-row rows; the 128-row kernel's own fixed cost, rate and efficiency.
+knee=$(python3 -c 'import json; print(json.load(open("data/gpus/h100.json"))["params"]["bw_knee"]["value"])')
+git show HEAD:data/gpus/mi355x.json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+j.pop("model_error", None)
+j["params"] = {"bw_knee": {"value": float(sys.argv[1]), "kind": "assumed",
+  "source": "the H100 memory curve knee (data/gpus/h100.json, fitted to its streaming-read sweep): no MI355X sweep is published; docs/validation.md section 2"}}
+print(json.dumps(j, indent=2))' "$knee" >"$tmp/mi355x.json"
+"$bin" calibrate --gpu "$tmp/mi355x.json" --measurements $m/public/mi355x_aiter_asm_persistent.csv \
+  --free b_hbm_tbps,beta_cu_gbps,asm-a8w8-qh128.t_fix_us,asm-a8w8-qh128.matrix_efficiency,asm-a8w8-qh128.beta_gbps \
+  --holdout-every 4 --date "$date" --out data/gpus/mi355x.json

@@ -33,10 +33,10 @@ KernelClassId auto_kernel_class(const Plan& plan, const DecodeBatch& batch, cons
                                                                          : portable_class(batch);
   }
   if (plan.kernel == KernelKind::grid) return KernelClassId::grid_nonpersistent;
-  if (batch.q_dtype == DType::fp8 && batch.kv_dtype == DType::fp8) {
-    const int heads = plan.derived.num_heads_eff > 0 ? plan.derived.num_heads_eff : batch.q_heads;
-    return heads >= 128 ? KernelClassId::asm_a8w8_qh128 : KernelClassId::asm_a8w8_qh16;
-  }
+  // AITER's fp8 ASM kernels by packed tile: 128-row tiles (128 heads, or fewer heads times several query tokens,
+  // e.g. 32 heads x qlen 4) run the wide-tile kernels, narrower ones the 16-head kernels.
+  if (batch.q_dtype == DType::fp8 && batch.kv_dtype == DType::fp8)
+    return plan_tile_rows(plan, batch) >= 128 ? KernelClassId::asm_a8w8_qh128 : KernelClassId::asm_a8w8_qh16;
   return KernelClassId::asm_a16w16;
 }
 

@@ -54,7 +54,7 @@ TEST(PredictCli, TextNamesWorkloadPolicyAndKernelTime) {
   const CliResult r = run_cli("predict " + kAtom + " --policy aiter-v1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 x 100000 tokens"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("policy aiter-v1 (persistent kernel)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("policy aiter-v1 (persistent kernel, kernel class asm-a8w8-qh16)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kernel_us"), std::string::npos) << r.out;
 }
 

@@ -21,7 +21,7 @@ int plan_tile_rows(const Plan& plan, const DecodeBatch& batch);
 
 // The class `auto` runs for `plan` on `gpu`: NVIDIA sm_90 profiles get our Hopper kernels where
 // hopper_kernel_runs() (the bf16 pair above 64 rows), other NVIDIA profiles our portable kernels; AMD profiles
-// get AITER's grid kernel for grid plans and its persistent ASM kernel by dtype and heads per tile otherwise.
+// get AITER's grid kernel for grid plans and its persistent ASM kernel by dtype and packed tile rows otherwise.
 KernelClassId auto_kernel_class(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu);
 
 // The class of a measured run from the stage-1 kernel its row names ("mla_decode_wgmma_persistent+mla_reduce",
