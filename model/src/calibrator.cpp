@@ -31,6 +31,7 @@ const std::map<std::string, Bounds>& bound_table() {
       {"stage_gap_us", {0.0, 50.0}},
       {"reduce_beta_gbps", {1.0, 5000.0}},
       {"reduce_item_us", {0.0, 50.0}},
+      {"fold_reread_fraction", {0.0, 1.0}},
   };
   return table;
 }

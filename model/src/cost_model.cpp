@@ -41,6 +41,7 @@ const ParamSlot kSlots[] = {
     {"stage_gap_us", &CostParams::stage_gap_us, nullptr, 0, kInf, false, ">= 0"},
     {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)"},
     {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0"},
+    {"fold_reread_fraction", &CostParams::fold_reread_fraction, nullptr, 0, 1, false, "in [0, 1]"},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).

@@ -56,6 +56,9 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   const double flops_per_us = gpu.matrix_tflops(math) * 1e6 * cp.matrix_efficiency / gpu.num_cu * cls.cus_per_cluster;
   constexpr double kFlopsPerRowToken = 2.0 * (DecodeBatch::kQkHeadDim + DecodeBatch::kVHeadDim);
 
+  // Folded head groups of a request read the same KV; the repeated reads that hit the L2 are spread evenly.
+  const int fold = std::max(plan.derived.qk_batch_ratio, 1);
+  const double fold_share = (1.0 + (fold - 1) * p.fold_reread_fraction) / fold;
   s.jobs.resize(plan.works.size());
   m.kv_bytes = m.read_bytes = m.write_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
@@ -68,7 +71,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     const double rows = double(tile_rows);
     const int passes = kv_passes(cls, tile_rows);
     const double kv = double(tokens) * DecodeBatch::kQkHeadDim * kv_elem;
-    const double read = kv * (1.0 + (passes - 1) * cp.reread_fraction);
+    const double read = kv * fold_share * (1.0 + (passes - 1) * cp.reread_fraction);
     const double out = w.is_partial() ? rows * (4.0 * DecodeBatch::kVHeadDim + 4) : rows * 2.0 * DecodeBatch::kVHeadDim;
     const double flops = kFlopsPerRowToken * rows * double(tokens);
     FluidJob& job = s.jobs[i];

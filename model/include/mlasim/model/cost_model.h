@@ -46,6 +46,9 @@ struct CostParams {
   double stage_gap_us = 0;      // time between stage 1's end and the reduce (or the end) inside kernel_us
   double reduce_beta_gbps = 0;  // bandwidth one reduce workgroup streams at alone (0: beta_cu_gbps)
   double reduce_item_us = 0;    // fixed cost of each (tile, row group, head) item a reduce workgroup merges
+  // Head folding (R virtual batches per request) makes every head group read the request's KV; this share of
+  // the R - 1 repeated reads comes from memory, the rest hits the L2 (the groups of a request run side by side).
+  double fold_reread_fraction = 1;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the global fallbacks filled in.
