@@ -43,7 +43,7 @@ std::vector<ValidationPoint> validation_points(const validate::CalibrationRun& r
     double mean = 0;
     for (int l : lens) mean += l;
     mean /= static_cast<double>(std::max<size_t>(lens.size(), 1));
-    out.push_back({f.measured_us, f.predicted_us, validate::kernel_class(p.row), p.row.batch, mean, f.row});
+    out.push_back({f.measured_us, f.predicted_us, validate::kernel_class(p), p.row.batch, mean, f.row});
   }
   return out;
 }

@@ -114,7 +114,7 @@ class ValidationTabTest : public QObject {
       QCOMPARE(row.policy, std::string(kRows[i].policy));
       QCOMPARE(p.measured_us, kRows[i].measured_us);
       QVERIFY(p.predicted_us > 0);
-      QCOMPARE(p.kernel_class, validate::kernel_class(row));
+      QCOMPARE(p.kernel_class, validate::kernel_class(set->run.rows[p.row]));
     }
     QCOMPARE(set->stats.rows, 6);
     QVERIFY(tab()->summary_label()->text().startsWith(QStringLiteral("h100: 6 rows, MAPE ")));

@@ -91,19 +91,6 @@ ErrorStats error_stats(const std::vector<double>& errors) {
   return s;
 }
 
-std::string kernel_class(const MeasurementRow& row) {
-  const std::string& k = row.kernel;
-  const bool wgmma = k.find("wgmma") != std::string::npos;
-  const bool portable = !wgmma && k.rfind("mla_decode_", 0) == 0;
-  if (!wgmma && !portable) return "unknown";
-  const std::string dtype(dtype_name(row.kv_dtype));
-  // Our kernels run 16- or 128-head tiles (other head counts fold into 16-head virtual batches); packed rows =
-  // tile heads x query tokens.
-  const int tile_heads = row.heads == 128 ? 128 : 16;
-  const int rows = tile_heads * row.qo_len;
-  if (wgmma && row.kv_dtype == DType::bf16 && rows > 64) return "wgmma-bf16-pair";
-  return (wgmma ? "wgmma-" : "portable-") + dtype;
-}
 
 std::string kernel_class(const PreparedRow& row) { return mlasim::kernel_class(row.kernel).name; }
 

@@ -32,9 +32,6 @@ struct SliceTable {
   std::vector<Slice> slices;
 };
 
-// The stage-1 kernel class a row ran on: the kernel column with the KV dtype and, for Hopper bf16 tiles of more
-// than 64 packed rows, the workgroup pair ("wgmma-bf16-pair"); "unknown" for rows that do not say.
-std::string kernel_class(const MeasurementRow& row);
 // The class the model costs a prepared row with (the one that ran, else `auto`'s rule): kernel_class.h's name.
 std::string kernel_class(const PreparedRow& row);
 
