@@ -91,7 +91,6 @@ ErrorStats error_stats(const std::vector<double>& errors) {
   return s;
 }
 
-
 std::string kernel_class(const PreparedRow& row) { return mlasim::kernel_class(row.kernel).name; }
 
 std::vector<SliceTable> error_slices(const CalibrationRun& run, bool held_out_only) {
