@@ -1,0 +1,120 @@
+// Kernel classes in the simulator: passes over the KV, CU pairs, the memory curve and the prediction band.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "mlasim/sim/kernel_choice.h"
+#include "mlasim/sim/prediction_band.h"
+#include "mlasim/sim/simulator.h"
+#include "mlasim/sim/split_policy.h"
+
+namespace mlasim::sim {
+namespace {
+
+// An H100-like profile with nothing fitted: every class inherits the globals.
+Gpu bare_h100() {
+  Gpu g = load_gpu("h100");
+  g.params.clear();
+  g.model_error.clear();
+  return g;
+}
+
+DecodeBatch batch_of(int batch, int context, int heads, int qlen, DType kv, int page) {
+  DecodeBatch b = DecodeBatch::uniform(batch, context, qlen);
+  b.q_heads = heads;
+  b.q_dtype = DType::bf16;
+  b.kv_dtype = kv;
+  b.page_size = page;
+  b.kv_granularity = std::max(page, 16);
+  return b;
+}
+
+TEST(KernelChoice, FollowsTheRunnersAutoRuleOnHopper) {
+  const Gpu g = bare_h100();
+  auto cls = [&](int heads, int qlen, DType kv, int page) {
+    const DecodeBatch b = batch_of(8, 4096, heads, qlen, kv, page);
+    return auto_kernel_class(make_policy("aiter-v1")->plan({b, g, 0}), b, g);
+  };
+  EXPECT_EQ(cls(16, 1, DType::bf16, 64), KernelClassId::wgmma_bf16);
+  EXPECT_EQ(cls(16, 4, DType::bf16, 64), KernelClassId::wgmma_bf16);  // 64 packed rows: one SM
+  EXPECT_EQ(cls(128, 1, DType::bf16, 64), KernelClassId::wgmma_bf16_pair);
+  EXPECT_EQ(cls(16, 1, DType::fp8, 16), KernelClassId::wgmma_fp8);
+  EXPECT_EQ(cls(16, 1, DType::fp8, 1), KernelClassId::portable_fp8);  // the runner's page-size rule
+  EXPECT_TRUE(hopper_kernel_runs(DType::fp8, 16));
+  EXPECT_FALSE(hopper_kernel_runs(DType::fp8, 8));
+}
+
+TEST(KernelClassCost, EachPassPaysItsFixedCostAndRereadsTheKv) {
+  const Gpu g = bare_h100();
+  const DecodeBatch b = batch_of(4, 8192, 16, 4, DType::fp8, 16);  // 64 packed rows: 4 passes of 16 on wgmma-fp8
+  const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
+  CostParams p = cost_params_for(g);
+  const Metrics base = simulate_metrics(plan, b, g, p);
+  EXPECT_EQ(base.kernel_class, "wgmma-fp8");
+  set_cost_param(p, "wgmma-fp8.reread_fraction", 0.0);
+  // Each of the 3 passes after the first re-reads the KV (reads beside it: the reduce's partials).
+  EXPECT_NEAR(base.read_bytes - simulate_metrics(plan, b, g, p).read_bytes, 3.0 * base.kv_bytes,
+              1e-6 * base.read_bytes);
+  set_cost_param(p, "wgmma-fp8.t_pass_us", 10.0);
+  const Metrics with_pass_cost = simulate_metrics(plan, b, g, p);
+  set_cost_param(p, "wgmma-fp8.t_pass_us", 0.0);
+  // Every work pays 4 passes x 10 us more in its fixed part.
+  EXPECT_GE(with_pass_cost.stage1_us - simulate_metrics(plan, b, g, p).stage1_us, 40.0 - 1e-9);
+}
+
+TEST(KernelClassCost, APairClusterComputesOnTwoSmsAndHalvesThePlaces) {
+  const Gpu g = bare_h100();
+  const DecodeBatch b = batch_of(132, 4096, 128, 1, DType::bf16, 64);
+  const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
+  CostParams p = cost_params_for(g);
+  set_cost_param(p, "wgmma-bf16-pair.beta_gbps", 1e4);  // compute-bound: only the matrix rate matters
+  set_cost_param(p, "wgmma-bf16.beta_gbps", 1e4);
+  p.b_hbm_tbps = 1e3;
+  const Metrics pair = simulate_metrics(plan, b, g, p, KernelClassId::wgmma_bf16_pair);
+  const Metrics single = simulate_metrics(plan, b, g, p, KernelClassId::wgmma_bf16);
+  // Twice the compute per cluster but half the clusters at once: the same time when every place is busy.
+  EXPECT_NEAR(pair.stage1_us, single.stage1_us, 0.05 * single.stage1_us);
+  EXPECT_EQ(pair.kernel_class, "wgmma-bf16-pair");
+}
+
+TEST(MemoryCurve, ASoftKneeSharesLessThanTheSharpLimitNearSaturation) {
+  const Gpu g = bare_h100();
+  const DecodeBatch b = batch_of(132, 16384, 16, 1, DType::bf16, 64);
+  const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
+  CostParams p = cost_params_for(g);
+  const double sharp = simulate_metrics(plan, b, g, p).stage1_us;
+  p.bw_knee = 2.5;
+  const double soft = simulate_metrics(plan, b, g, p).stage1_us;
+  EXPECT_GT(soft, sharp);  // the curve never exceeds min(k beta, B)
+  p.bw_knee = 64;          // a sharp knee approaches the sharp limit
+  EXPECT_NEAR(simulate_metrics(plan, b, g, p).stage1_us, sharp, 0.03 * sharp);
+}
+
+TEST(PredictionBand, UncalibratedProfileSaysSo) {
+  const Gpu g = bare_h100();
+  const DecodeBatch b = batch_of(8, 4096, 16, 1, DType::bf16, 64);
+  const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
+  const PredictionBand band = prediction_band(plan, b, g, cost_params_for(g));
+  EXPECT_FALSE(band.calibrated);
+  EXPECT_NE(prediction_band_text(band, "h100").find("unknown"), std::string::npos);
+}
+
+TEST(PredictionBand, CombinesParameterErrorsAndTheClassHeldOutError) {
+  Gpu g = bare_h100();
+  g.model_error["wgmma-bf16"] = ModelError{6.0, 5.0, 10, "test"};
+  const DecodeBatch b = batch_of(64, 16384, 16, 1, DType::bf16, 64);
+  const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
+  PredictionBand band = prediction_band(plan, b, g, cost_params_for(g));
+  EXPECT_TRUE(band.calibrated);
+  EXPECT_DOUBLE_EQ(band.sigma_pct, 6.0);  // no parameter errors
+  // A bandwidth-bound run moves with the memory ceiling: 10 % more B is about 10 % less time.
+  g.params["b_hbm_tbps"] = GpuParam{1.0, "fitted", "test", 0.1};  // far below what the SMs offer
+  band = prediction_band(plan, b, g, cost_params_for(g));
+  EXPECT_GT(band.params_pct, 3.0);
+  EXPECT_LT(band.params_pct, 12.0);
+  EXPECT_NEAR(band.sigma_pct, std::hypot(band.params_pct, 6.0), 1e-9);
+  EXPECT_NEAR(band.high_us(), band.kernel_us * (1 + band.sigma_pct / 100), 1e-9);
+}
+
+}  // namespace
+}  // namespace mlasim::sim
