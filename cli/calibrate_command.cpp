@@ -33,7 +33,7 @@ struct CalibrateOptions {
 bool is_kernel_property(const std::string& key) {
   return is_class_param_key(key) || key == "t_fix_us" || key == "matrix_efficiency" || key == "stage_gap_us" ||
          key == "reduce_block_us" || key == "reduce_item_us" || key == "reduce_beta_gbps" || key == "beta_cu_gbps" ||
-         key == "fold_reread_fraction";  // the L2's share: same L2 on GPUs of one architecture and size
+         key == "fold_reread_fraction" || key == "persistent_cluster_us";
 }
 
 std::string fmt_sigma(double v) { return std::isfinite(v) ? fmt::format("{:.3g}", v) : "n/a"; }

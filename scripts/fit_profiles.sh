@@ -17,7 +17,7 @@ free+=,wgmma-fp8.t_fix_us,wgmma-fp8.t_pass_us,wgmma-fp8.beta_gbps,wgmma-fp8.matr
 free+=,wgmma-fp8.reread_fraction
 free+=,portable-fp8.t_fix_us,portable-fp8.t_pass_us,portable-fp8.beta_gbps,portable-fp8.matrix_efficiency
 free+=,portable-fp8.reread_fraction
-free+=,stage_gap_us,reduce_block_us,reduce_item_us,reduce_beta_gbps,grid_block_us,fold_reread_fraction
+free+=,stage_gap_us,reduce_block_us,reduce_item_us,reduce_beta_gbps,grid_block_us,fold_reread_fraction,persistent_cluster_us
 
 fit() {  # gpu profile-in campaign stream out [extra args]
   local gpu=$1 in=$2 campaign=$3 stream=$4 out=$5

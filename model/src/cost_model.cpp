@@ -42,6 +42,7 @@ const ParamSlot kSlots[] = {
     {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)"},
     {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0"},
     {"fold_reread_fraction", &CostParams::fold_reread_fraction, nullptr, 0, 1, false, "in [0, 1]"},
+    {"persistent_cluster_us", &CostParams::persistent_cluster_us, nullptr, 0, kInf, false, ">= 0"},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).

@@ -27,7 +27,7 @@ struct Scratch {
   std::vector<FluidJobTimes> reduce_times;
   std::vector<double> work_us, tile_us;
   std::vector<int> previous_work, work_tile, slot_last, work_row;
-  std::vector<char> cu_used;
+  std::vector<char> cu_used, first_of_cluster;
 };
 
 Scratch& scratch() {
@@ -60,6 +60,10 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   const int fold = std::max(plan.derived.qk_batch_ratio, 1);
   const double fold_share = (1.0 + (fold - 1) * p.fold_reread_fraction) / fold;
   s.jobs.resize(plan.works.size());
+  s.first_of_cluster.assign(plan.works.size(), 0);
+  if (!grid)
+    for (int c = 0; c < plan.num_work_lists(); ++c)
+      if (plan.work_indptr[c] < plan.work_indptr[c + 1]) s.first_of_cluster[plan.work_indptr[c]] = 1;
   m.kv_bytes = m.read_bytes = m.write_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
     const WorkInfo& w = plan.works[i];
@@ -80,6 +84,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
       continue;
     }
     job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0);
+    if (!grid && s.first_of_cluster[i]) job.fixed_us += p.persistent_cluster_us;
     job.bytes = read + out;
     job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us : 0.0;
     m.kv_bytes += kv;

@@ -49,6 +49,7 @@ struct CostParams {
   // Head folding (R virtual batches per request) makes every head group read the request's KV; this share of
   // the R - 1 repeated reads comes from memory, the rest hits the L2 (the groups of a request run side by side).
   double fold_reread_fraction = 1;
+  double persistent_cluster_us = 0;  // prologue of a persistent cluster before its first work (its work list)
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the global fallbacks filled in.
