@@ -21,9 +21,11 @@ build: deps $(BUILD)/CMakeCache.txt
 
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLASIM_SANITIZE=ON \
-	  -DMLASIM_BUILD_BENCH=OFF -DMLASIM_BUILD_GUI=OFF $(CMAKE_FLAGS)
+	  -DMLASIM_BUILD_BENCH=OFF -DMLASIM_BUILD_GUI=ON $(CMAKE_FLAGS)
 
+# The explorer's tests run under ASan too: a tree configured when they did not gets the GUI switched on.
 build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	@grep -q '^MLASIM_BUILD_GUI:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || cmake $(ASAN_BUILD) -DMLASIM_BUILD_GUI=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # ThreadSanitizer: only what the threaded paths need (the sweep and the CSV writer run on all cores through TBB;
@@ -51,6 +53,11 @@ TSAN_ENV := TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:halt_on_error=1:secon
 
 test: format-check build build-asan kernels-check
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
+
+# Every test under ASan + UBSan, the explorer's on the offscreen platform included (LeakSanitizer on: neither our
+# code nor Qt and the libraries under it leak anything it reports).
+test-asan: build-asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
 
 test-tsan: build-tsan
