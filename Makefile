@@ -21,9 +21,11 @@ build: deps $(BUILD)/CMakeCache.txt
 
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLASIM_SANITIZE=ON \
-	  -DMLASIM_BUILD_BENCH=OFF -DMLASIM_BUILD_GUI=OFF $(CMAKE_FLAGS)
+	  -DMLASIM_BUILD_BENCH=OFF -DMLASIM_BUILD_GUI=ON $(CMAKE_FLAGS)
 
+# The explorer's tests run under ASan too: a tree configured when they did not gets the GUI switched on.
 build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	@grep -q '^MLASIM_BUILD_GUI:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || cmake $(ASAN_BUILD) -DMLASIM_BUILD_GUI=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # ThreadSanitizer: only what the threaded paths need (the sweep and the CSV writer run on all cores through TBB;
@@ -45,17 +47,28 @@ run: build
 	@echo
 	$(BUILD)/cli/mlasim compare $(EXAMPLE) --policy aiter-v1:max_split_per_batch=16 --vs aiter-v1:max_split_per_batch=-1
 
-# ThreadSanitizer run of the threaded paths (not yet part of `make test`: TBB-internal reports remain to suppress).
+# Sanitizer runs. The ASan + UBSan tree runs every test, the explorer's on the offscreen platform included (with
+# LeakSanitizer on; neither our code nor Qt and the libraries under it leak anything it reports, so it needs no
+# suppressions). The TSan tree runs the threaded paths; tsan.supp holds the reports from TBB's own task hand-off
+# (libtbb is not instrumented).
 SAN_DIR := $(CURDIR)/tests/sanitizers
 TSAN_ENV := TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:halt_on_error=1:second_deadlock_stack=1
+define TSAN_CTEST
+cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L cli
+cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L 'sim|validate' -R 'Sweep|CsvWriter|CampaignRun'
+endef
 
-test: format-check build build-asan kernels-check
+# Release, then ASan + UBSan, then TSan.
+test: format-check build build-asan build-tsan kernels-check
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
+	$(TSAN_CTEST)
+
+test-asan: build-asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
 
 test-tsan: build-tsan
-	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L cli
-	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L 'sim|validate' -R 'Sweep|CsvWriter|CampaignRun'
+	$(TSAN_CTEST)
 
 # Every C++ and CUDA source as .clang-format formats it (clang-format --dry-run: changes nothing, lists offenders);
 # data/ keeps its probes as they were measured.

@@ -1,15 +1,13 @@
 #include "mlasim/sim/report.h"
 
-#include <atomic>
 #include <fmt/format.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <vector>
 
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/metric_fields.h"
 #include "mlasim/sim/metrics_format.h"
+#include "parallel_chunks.h"
 
 namespace mlasim::sim {
 namespace {
@@ -77,14 +75,9 @@ class CsvWriter final : public ReportWriter {
   std::string table(std::span<const ReportRow> rows) const override {
     // Shortest-exact number formatting is a fifth of a sweep's time: spread it over the cores as well.
     std::vector<std::string> lines(rows.size());
-    // The counter's release/acquire pair orders the lines before their use below in the C++ memory model
-    // (tbb::parallel_for's own join happens inside libtbb, where ThreadSanitizer cannot see it).
-    std::atomic<size_t> formatted{0};
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, rows.size()), [&](const tbb::blocked_range<size_t>& range) {
-      for (size_t i = range.begin(); i != range.end(); ++i) lines[i] = report_csv_row(rows[i]);
-      formatted.fetch_add(range.size(), std::memory_order_release);
+    detail::parallel_chunks(rows.size(), 1, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i != end; ++i) lines[i] = report_csv_row(rows[i]);
     });
-    (void)formatted.load(std::memory_order_acquire);
     std::string csv = report_csv_header() + "\n";
     size_t size = csv.size();
     for (const std::string& l : lines) size += l.size() + 1;

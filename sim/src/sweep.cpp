@@ -2,12 +2,11 @@
 
 #include <atomic>
 #include <memory>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/split_policy.h"
+#include "parallel_chunks.h"
 
 namespace mlasim::sim {
 namespace {
@@ -69,22 +68,17 @@ SweepResult run_sweep(const SweepGrid& g, const std::function<void(size_t, size_
   r.metrics.resize(total);
 
   std::atomic<size_t> done{0};
-  std::atomic<size_t> finished{0};
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, total, 16), [&](const tbb::blocked_range<size_t>& range) {
-    for (size_t i = range.begin(); i != range.end(); ++i) {
+  detail::parallel_chunks(total, 16, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i != end; ++i) {
       const SweepPoint& pt = r.points[i];
       const Gpu& gpu = g.gpus[static_cast<size_t>(pt.gpu)];
       const DecodeBatch batch = batch_for(g, pt.batch, pt.context);
       r.metrics[i] = evaluate_metrics(*policies[static_cast<size_t>(pt.policy)], batch, gpu,
                                       params[static_cast<size_t>(pt.gpu)], pt.clusters);
     }
-    const size_t now = done.fetch_add(range.size()) + range.size();
+    const size_t now = done.fetch_add(end - begin, std::memory_order_relaxed) + (end - begin);
     if (progress) progress(now, total);
-    finished.fetch_add(1, std::memory_order_release);
   });
-  // Each chunk's last act releases `finished`; this acquire orders all of them before what follows in the C++
-  // memory model (tbb::parallel_for's own join happens inside libtbb, where ThreadSanitizer cannot see it).
-  (void)finished.load(std::memory_order_acquire);
   return r;
 }
 
