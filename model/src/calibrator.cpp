@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <tbb/parallel_for.h>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/parallel_chunks.h"
 
 namespace mlasim {
 namespace {
@@ -133,9 +133,11 @@ CalibrationResult calibrate(const CalibrationProblem& problem, const LeastSquare
     const CostParams p = params_at(x);
     Eigen::VectorXd r(static_cast<Eigen::Index>(fit_rows.size()));
     // Rows are independent simulations: spread them over the cores (each writes its own residual).
-    tbb::parallel_for(size_t{0}, fit_rows.size(), [&](size_t k) {
-      const size_t i = fit_rows[k];
-      r[static_cast<Eigen::Index>(k)] = problem.predict(i, p) / problem.measured_us[i] - 1.0;
+    parallel_chunks(fit_rows.size(), 1, [&](size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k) {
+        const size_t i = fit_rows[k];
+        r[static_cast<Eigen::Index>(k)] = problem.predict(i, p) / problem.measured_us[i] - 1.0;
+      }
     });
     return r;
   };

@@ -12,7 +12,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-namespace mlasim::sim::detail {
+namespace mlasim {
 
 template <typename Body>  // void(size_t begin, size_t end)
 void parallel_chunks(size_t n, size_t grain, const Body& body) {
@@ -27,4 +27,4 @@ void parallel_chunks(size_t n, size_t grain, const Body& body) {
   (void)finished.load(std::memory_order_acquire);
 }
 
-}  // namespace mlasim::sim::detail
+}  // namespace mlasim
