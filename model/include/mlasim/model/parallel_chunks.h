@@ -9,8 +9,10 @@
 // them is still reported. Two atomic operations per chunk.
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_group.h>
 
 namespace mlasim {
 
@@ -19,11 +21,17 @@ void parallel_chunks(size_t n, size_t grain, const Body& body) {
   std::atomic<bool> started{false};
   std::atomic<size_t> finished{0};
   started.store(true, std::memory_order_release);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, grain), [&](const tbb::blocked_range<size_t>& range) {
-    (void)started.load(std::memory_order_acquire);
-    body(range.begin(), range.end());
-    finished.fetch_add(1, std::memory_order_release);
-  });
+  // The loop's task group context lives on the heap, not on the caller's stack: libtbb's workers write to it in
+  // code ThreadSanitizer does not see, and stack memory that a later, deeper call reuses would then look raced.
+  const auto context = std::make_unique<tbb::task_group_context>();
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, n, grain),
+      [&](const tbb::blocked_range<size_t>& range) {
+        (void)started.load(std::memory_order_acquire);
+        body(range.begin(), range.end());
+        finished.fetch_add(1, std::memory_order_release);
+      },
+      tbb::auto_partitioner(), *context);
   (void)finished.load(std::memory_order_acquire);
 }
 
