@@ -6,7 +6,6 @@
 #include <map>
 
 #include "mlasim/model/input_error.h"
-#include "mlasim/model/parallel_chunks.h"
 
 namespace mlasim {
 namespace {
@@ -132,13 +131,12 @@ CalibrationResult calibrate(const CalibrationProblem& problem, const LeastSquare
   const ResidualFunction residuals = [&](const Eigen::VectorXd& x) {
     const CostParams p = params_at(x);
     Eigen::VectorXd r(static_cast<Eigen::Index>(fit_rows.size()));
-    // Rows are independent simulations: spread them over the cores (each writes its own residual).
-    parallel_chunks(fit_rows.size(), 1, [&](size_t begin, size_t end) {
-      for (size_t k = begin; k < end; ++k) {
-        const size_t i = fit_rows[k];
-        r[static_cast<Eigen::Index>(k)] = problem.predict(i, p) / problem.measured_us[i] - 1.0;
-      }
-    });
+    // Serial on purpose: the fit calls this from two stack depths (the Jacobian and the step), and libtbb's
+    // unseen writes to a deeper call's stack-held task tree would look raced to ThreadSanitizer in the next.
+    for (size_t k = 0; k < fit_rows.size(); ++k) {
+      const size_t i = fit_rows[k];
+      r[static_cast<Eigen::Index>(k)] = problem.predict(i, p) / problem.measured_us[i] - 1.0;
+    }
     return r;
   };
   const LeastSquaresResult ls = solve_bounded_least_squares(residuals, x0, lower, upper, options);
