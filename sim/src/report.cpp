@@ -5,9 +5,9 @@
 
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
-#include "mlasim/model/parallel_chunks.h"
 #include "mlasim/sim/metric_fields.h"
 #include "mlasim/sim/metrics_format.h"
+#include "parallel_chunks.h"
 
 namespace mlasim::sim {
 namespace {
@@ -75,7 +75,7 @@ class CsvWriter final : public ReportWriter {
   std::string table(std::span<const ReportRow> rows) const override {
     // Shortest-exact number formatting is a fifth of a sweep's time: spread it over the cores as well.
     std::vector<std::string> lines(rows.size());
-    mlasim::parallel_chunks(rows.size(), 1, [&](size_t begin, size_t end) {
+    detail::parallel_chunks(rows.size(), 1, [&](size_t begin, size_t end) {
       for (size_t i = begin; i != end; ++i) lines[i] = report_csv_row(rows[i]);
     });
     std::string csv = report_csv_header() + "\n";

@@ -4,9 +4,9 @@
 #include <memory>
 
 #include "mlasim/model/input_error.h"
-#include "mlasim/model/parallel_chunks.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/split_policy.h"
+#include "parallel_chunks.h"
 
 namespace mlasim::sim {
 namespace {
@@ -68,7 +68,7 @@ SweepResult run_sweep(const SweepGrid& g, const std::function<void(size_t, size_
   r.metrics.resize(total);
 
   std::atomic<size_t> done{0};
-  mlasim::parallel_chunks(total, 16, [&](size_t begin, size_t end) {
+  detail::parallel_chunks(total, 16, [&](size_t begin, size_t end) {
     for (size_t i = begin; i != end; ++i) {
       const SweepPoint& pt = r.points[i];
       const Gpu& gpu = g.gpus[static_cast<size_t>(pt.gpu)];

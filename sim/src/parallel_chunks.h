@@ -14,7 +14,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_group.h>
 
-namespace mlasim {
+namespace mlasim::sim::detail {
 
 template <typename Body>  // void(size_t begin, size_t end)
 void parallel_chunks(size_t n, size_t grain, const Body& body) {
@@ -35,4 +35,4 @@ void parallel_chunks(size_t n, size_t grain, const Body& body) {
   (void)finished.load(std::memory_order_acquire);
 }
 
-}  // namespace mlasim
+}  // namespace mlasim::sim::detail
