@@ -27,7 +27,7 @@ struct Scratch {
   std::vector<FluidJobTimes> reduce_times;
   std::vector<double> work_us, tile_us;
   std::vector<int> previous_work, work_tile, slot_last, work_row;
-  std::vector<char> cu_used, first_of_cluster;
+  std::vector<char> cu_used;
 };
 
 Scratch& scratch() {
@@ -41,13 +41,12 @@ int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
 
 // The stage-1 cost of every work on kernel class `cls` (docs/model.md §2).
 void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
-                       const KernelClass& cls, Scratch& s, Metrics& m) {
+                       const KernelClass& cls, const KernelClassParams& cp, Scratch& s, Metrics& m) {
   const int B = batch.size();
   s.request_end_page.resize(static_cast<size_t>(B));
   int64_t pages = 0;
   for (int r = 0; r < B; ++r) s.request_end_page[r] = pages += batch.pages(r);
 
-  const KernelClassParams cp = p.resolved(cls.id);
   const bool grid = plan.kernel == KernelKind::grid;
   const int heads = heads_per_row(plan, batch);
   const int kv_elem = dtype_bytes(batch.kv_dtype);
@@ -60,10 +59,6 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   const int fold = std::max(plan.derived.qk_batch_ratio, 1);
   const double fold_share = (1.0 + (fold - 1) * p.fold_reread_fraction) / fold;
   s.jobs.resize(plan.works.size());
-  s.first_of_cluster.assign(plan.works.size(), 0);
-  if (!grid)
-    for (int c = 0; c < plan.num_work_lists(); ++c)
-      if (plan.work_indptr[c] < plan.work_indptr[c + 1]) s.first_of_cluster[plan.work_indptr[c]] = 1;
   m.kv_bytes = m.read_bytes = m.write_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
     const WorkInfo& w = plan.works[i];
@@ -84,13 +79,17 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
       continue;
     }
     job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0);
-    if (!grid && s.first_of_cluster[i]) job.fixed_us += p.persistent_cluster_us;
     job.bytes = read + out;
     job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us : 0.0;
     m.kv_bytes += kv;
     m.read_bytes += read;
     m.write_bytes += out;
   }
+  // A persistent cluster reads its work list before its first work.
+  if (!grid)
+    for (int c = 0; c < plan.num_work_lists(); ++c)
+      if (plan.work_indptr[c] < plan.work_indptr[c + 1])
+        s.jobs[plan.work_indptr[c]].fixed_us += p.persistent_cluster_us;
 }
 
 // Reduce-tile facts: partial count, rows, and the request (through the first partial's work).
@@ -127,6 +126,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
             std::optional<KernelClassId> kernel, Timeline* timeline) {
   validate_cost_params(p);
   const KernelClass& cls = kernel_class(kernel ? *kernel : auto_kernel_class(plan, batch, gpu));
+  const KernelClassParams cp = p.resolved(cls.id);
   Scratch& s = scratch();
   const bool grid = plan.kernel == KernelKind::grid;
   const int W = plan.num_works();
@@ -138,7 +138,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   Metrics m;
 
   // Stage 1.
-  build_stage1_jobs(plan, batch, gpu, p, cls, s, m);
+  build_stage1_jobs(plan, batch, gpu, p, cls, cp, s, m);
   // A grid's workgroups go to the CUs the plan may use (its work lists are one per workgroup, not CUs). A class
   // whose cluster takes several CUs fits fewer clusters at once: the rest wait for a free place, in order.
   const int cluster_places = std::max(gpu.num_cu / cls.cus_per_cluster, 1);
@@ -156,7 +156,6 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     tasks = std::span<const int>(plan.work_indptr.data(), static_cast<size_t>(lists) + 1);
   }
   const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
-  const KernelClassParams cp = p.resolved(cls.id);
   s.times.assign(static_cast<size_t>(W), {});
   const double stage1 = detail::run_fluid({slots, cp.beta_gbps * 1e3, bytes_per_us_hbm, p.bw_knee}, s.jobs, tasks, {},
                                           0.0, s.times, s.fluid);
