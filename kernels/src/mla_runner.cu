@@ -145,13 +145,12 @@ struct MlaRunner::Impl {
     reduce_final = DeviceBuffer(final_map);
     reduce_partial = DeviceBuffer(plan.reduce_partial_map);
 
-    // Packed rows per tile: the widest work's query rows times the heads.
-    int tile_rows = 1;
-    for (const auto& w : plan.works) tile_rows = std::max(tile_rows, w.qo_rows());
-    groups = decode_groups_for(tile_rows * problem.heads);
+    // Packed rows per tile, as the model's kernel choice counts them (the plan's heads match the problem's).
+    const int tile_rows = sim::plan_tile_rows(plan, problem.batch);
+    groups = decode_groups_for(tile_rows);
     kernel = choose_kernel(requested);
     const bool bf16_wgmma = kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::bf16;
-    pair = bf16_wgmma ? wgmma_pair_for(tile_rows * problem.heads) : 1;
+    pair = bf16_wgmma ? wgmma_pair_for(tile_rows) : 1;
 
     dp.q = q.as<uint16_t>();
     dp.kv = kv.as<unsigned char>();

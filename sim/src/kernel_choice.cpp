@@ -5,12 +5,12 @@
 namespace mlasim::sim {
 namespace {
 
-// Our Hopper bf16 kernel covers 64 rows per SM; wider tiles take a workgroup pair.
-constexpr int kWgmmaRowsPerSm = 64;
-
+// Our Hopper bf16 kernel covers one pass of rows on one SM; wider tiles take a workgroup pair.
 KernelClassId wgmma_class(const Plan& plan, const DecodeBatch& batch) {
   if (batch.kv_dtype == DType::fp8) return KernelClassId::wgmma_fp8;
-  return plan_tile_rows(plan, batch) > kWgmmaRowsPerSm ? KernelClassId::wgmma_bf16_pair : KernelClassId::wgmma_bf16;
+  return plan_tile_rows(plan, batch) > kernel_class(KernelClassId::wgmma_bf16).pass_rows
+             ? KernelClassId::wgmma_bf16_pair
+             : KernelClassId::wgmma_bf16;
 }
 
 KernelClassId portable_class(const DecodeBatch& batch) {
