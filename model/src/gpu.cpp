@@ -115,18 +115,24 @@ std::string gpu_to_json(const Gpu& g) {
   j["matrix_tflops"] = {{"bf16", g.bf16_tflops}, {"fp8", g.fp8_tflops}};
   j["sources"] = g.sources;
   json params = json::object();
-  for (const auto& [k, p] : g.params) {
-    params[k] = {{"value", p.value}, {"kind", p.kind}, {"source", p.source}};
-    if (std::isfinite(p.std_error)) params[k]["std_error"] = p.std_error;
-  }
+  for (const auto& [k, p] : g.params) params[k] = gpu_param_json(p);
   j["params"] = params;
   if (!g.model_error.empty()) {
     json errors = json::object();
-    for (const auto& [k, e] : g.model_error)
-      errors[k] = {{"rms_pct", e.rms_pct}, {"mape_pct", e.mape_pct}, {"rows", e.rows}, {"source", e.source}};
+    for (const auto& [k, e] : g.model_error) errors[k] = model_error_json(e);
     j["model_error"] = errors;
   }
   return j.dump(2) + "\n";
+}
+
+nlohmann::ordered_json gpu_param_json(const GpuParam& p) {
+  nlohmann::ordered_json j = {{"value", p.value}, {"kind", p.kind}, {"source", p.source}};
+  if (std::isfinite(p.std_error)) j["std_error"] = p.std_error;
+  return j;
+}
+
+nlohmann::ordered_json model_error_json(const ModelError& e) {
+  return {{"rms_pct", e.rms_pct}, {"mape_pct", e.mape_pct}, {"rows", e.rows}, {"source", e.source}};
 }
 
 Gpu load_gpu(const std::string& name_or_path) {

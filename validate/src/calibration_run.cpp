@@ -165,11 +165,6 @@ nlohmann::ordered_json parse_profile(const std::string& profile_json) {
   }
 }
 
-void write_param(nlohmann::ordered_json& j, const std::string& key, const GpuParam& p) {
-  j["params"][key] = {{"value", p.value}, {"kind", p.kind}, {"source", p.source}};
-  if (std::isfinite(p.std_error)) j["params"][key]["std_error"] = p.std_error;
-}
-
 }  // namespace
 
 std::map<std::string, ModelError> model_error_by_class(const CalibrationRun& run, const std::string& source) {
@@ -193,7 +188,7 @@ std::map<std::string, ModelError> model_error_by_class(const CalibrationRun& run
 
 std::string profile_json_with_params(const std::string& profile_json, const std::map<std::string, GpuParam>& params) {
   nlohmann::ordered_json j = parse_profile(profile_json);
-  for (const auto& [key, p] : params) write_param(j, key, p);
+  for (const auto& [key, p] : params) j["params"][key] = gpu_param_json(p);
   return j.dump(2) + "\n";
 }
 
@@ -203,11 +198,10 @@ std::string fitted_profile_json(const std::string& profile_json, const Calibrati
     const std::string sigma = f.at_bound ? "held at its bound" : "1 sigma " + plus_minus(f.std_error);
     GpuParam p{f.value, "fitted", source + "; " + sigma};
     if (!f.at_bound) p.std_error = f.std_error;
-    write_param(j, f.key, p);
+    j["params"][f.key] = gpu_param_json(p);
   }
   nlohmann::ordered_json errors = nlohmann::ordered_json::object();
-  for (const auto& [name, e] : model_error_by_class(run, source))
-    errors[name] = {{"rms_pct", e.rms_pct}, {"mape_pct", e.mape_pct}, {"rows", e.rows}, {"source", e.source}};
+  for (const auto& [name, e] : model_error_by_class(run, source)) errors[name] = model_error_json(e);
   j["model_error"] = errors;
   return j.dump(2) + "\n";
 }

@@ -2,6 +2,7 @@
 // A GPU hardware profile, loaded from data/gpus/<name>.json.
 #include <limits>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin);
 
 // Serializes a profile (with its parameters and provenance) as pretty JSON.
 std::string gpu_to_json(const Gpu& gpu);
+// One parameter as a profile holds it: value, kind, source, and std_error when known.
+nlohmann::ordered_json gpu_param_json(const GpuParam& p);
+// One kernel class's held-out error as a profile holds it under "model_error".
+nlohmann::ordered_json model_error_json(const ModelError& e);
 
 // Names of the built-in profiles (data/gpus/*.json), sorted.
 std::vector<std::string> builtin_gpu_names();
