@@ -30,7 +30,7 @@ void run_predict(const PredictOptions& o) {
   const sim::WorkloadContext ctx = sim::resolve(o.workload.workload(scenario));
   const sim::Evaluation e = sim::evaluate(choose_policy(o.policy_flag, o.policy, scenario, "A", 0, "aiter-v1"), ctx);
   const sim::ReportRow row = sim::report_row(e, ctx);
-  const sim::PredictionBand band = sim::prediction_band(*e.plan, ctx.batch, ctx.gpu, ctx.params);
+  const sim::PredictionBand band = sim::prediction_band(*e.plan, ctx.batch, ctx.gpu, ctx.params, e.prediction->metrics);
   if (o.format == "json") {
     nlohmann::json j = sim::report_json(row);
     j["kernel_class"] = band.kernel_class;

@@ -4,14 +4,13 @@
 #include <fmt/format.h>
 
 #include "mlasim/model/input_error.h"
-#include "mlasim/sim/simulator.h"
 
 namespace mlasim::sim {
 
 PredictionBand prediction_band(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
-                               std::optional<KernelClassId> kernel) {
+                               const Metrics& base) {
   PredictionBand b;
-  const Metrics base = simulate_metrics(plan, batch, gpu, params, kernel);
+  const std::optional<KernelClassId> kernel = parse_kernel_class(base.kernel_class);
   b.kernel_us = base.kernel_us;
   b.kernel_class = base.kernel_class;
   double sq = 0;

@@ -90,11 +90,17 @@ TEST(MemoryCurve, ASoftKneeSharesLessThanTheSharpLimitNearSaturation) {
   EXPECT_NEAR(simulate_metrics(plan, b, g, p).stage1_us, sharp, 0.03 * sharp);
 }
 
+// The band around the plan's own prediction with the profile's parameters.
+PredictionBand band_of(const Plan& plan, const DecodeBatch& b, const Gpu& g) {
+  const CostParams p = cost_params_for(g);
+  return prediction_band(plan, b, g, p, simulate_metrics(plan, b, g, p));
+}
+
 TEST(PredictionBand, UncalibratedProfileSaysSo) {
   const Gpu g = bare_h100();
   const DecodeBatch b = batch_of(8, 4096, 16, 1, DType::bf16, 64);
   const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
-  const PredictionBand band = prediction_band(plan, b, g, cost_params_for(g));
+  const PredictionBand band = band_of(plan, b, g);
   EXPECT_FALSE(band.calibrated);
   EXPECT_NE(prediction_band_text(band, "h100").find("unknown"), std::string::npos);
 }
@@ -104,12 +110,12 @@ TEST(PredictionBand, CombinesParameterErrorsAndTheClassHeldOutError) {
   g.model_error["wgmma-bf16"] = ModelError{6.0, 5.0, 10, "test"};
   const DecodeBatch b = batch_of(64, 16384, 16, 1, DType::bf16, 64);
   const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
-  PredictionBand band = prediction_band(plan, b, g, cost_params_for(g));
+  PredictionBand band = band_of(plan, b, g);
   EXPECT_TRUE(band.calibrated);
   EXPECT_DOUBLE_EQ(band.sigma_pct, 6.0);  // no parameter errors
   // A bandwidth-bound run moves with the memory ceiling: 10 % more B is about 10 % less time.
   g.params["b_hbm_tbps"] = GpuParam{1.0, "fitted", "test", 0.1};  // far below what the SMs offer
-  band = prediction_band(plan, b, g, cost_params_for(g));
+  band = band_of(plan, b, g);
   EXPECT_GT(band.params_pct, 3.0);
   EXPECT_LT(band.params_pct, 12.0);
   EXPECT_NEAR(band.sigma_pct, std::hypot(band.params_pct, 6.0), 1e-9);

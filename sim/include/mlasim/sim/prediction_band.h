@@ -2,13 +2,13 @@
 // How sure a predicted kernel time is: the spread the fitted parameters' uncertainty gives (each parameter with a
 // 1-sigma error in the profile moved by that sigma, the relative changes added in quadrature: correlations are
 // left out) and the model's held-out error for the kernel class (profile `model_error`), combined in quadrature.
-#include <optional>
 #include <string>
 
 #include "mlasim/model/cost_model.h"
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/gpu.h"
 #include "mlasim/sim/plan.h"
+#include "mlasim/sim/simulator.h"
 
 namespace mlasim::sim {
 
@@ -23,8 +23,9 @@ struct PredictionBand {
   double high_us() const { return kernel_us * (1 + sigma_pct / 100); }
 };
 
+// `base`: the plan's metrics with `params` as simulated already (its kernel class is the one re-simulated).
 PredictionBand prediction_band(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
-                               std::optional<KernelClassId> kernel = std::nullopt);
+                               const Metrics& base);
 
 // "kernel_us 1234.5 +- 6.2 % (1158.0 .. 1310.9; parameters 0.4 %, held-out wgmma-bf16 6.2 %)", or a line saying
 // the profile is not calibrated.
