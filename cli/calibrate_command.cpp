@@ -28,14 +28,6 @@ struct CalibrateOptions {
   std::string kernel_params_from;  // start from this profile's kernel parameters (transfer across GPUs)
 };
 
-// Parameters that belong to a kernel rather than to a GPU: they carry to another GPU of the same architecture
-// (docs/validation.md, transfer). The memory curve and the datasheet stay the target GPU's own.
-bool is_kernel_property(const std::string& key) {
-  return is_class_param_key(key) || key == "t_fix_us" || key == "matrix_efficiency" || key == "stage_gap_us" ||
-         key == "reduce_block_us" || key == "reduce_item_us" || key == "reduce_beta_gbps" || key == "beta_cu_gbps" ||
-         key == "fold_reread_fraction" || key == "persistent_cluster_us";
-}
-
 std::string fmt_sigma(double v) { return std::isfinite(v) ? fmt::format("{:.3g}", v) : "n/a"; }
 
 std::string today() {
@@ -57,7 +49,7 @@ void run_calibrate(const CalibrateOptions& o) {
   if (!o.kernel_params_from.empty()) {
     const Gpu from = load_gpu(o.kernel_params_from);
     for (const auto& [key, p] : from.params)
-      if (is_kernel_property(key))
+      if (is_kernel_param_key(key))  // the memory curve and the datasheet stay the target GPU's own
         set[key] = GpuParam{p.value, "transferred",
                             fmt::format("from the {} profile ({}): {}", from.name, p.kind, p.source), p.std_error};
     preface += fmt::format("kernel parameters: {} taken from {}\n", set.size(), from.name);

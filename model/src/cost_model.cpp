@@ -22,27 +22,28 @@ struct ParamSlot {
   double lo, hi;
   bool above_lo;  // strictly above lo (rates and bandwidths)
   const char* rule;
+  bool of_kernel;  // a property of the kernels, not of the GPU's memory or launch path (is_kernel_param_key)
 };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const ParamSlot kSlots[] = {
-    {"t_fix_us", &CostParams::t_fix_us, nullptr, 0, kInf, false, ">= 0"},
-    {"beta_cu_gbps", &CostParams::beta_cu_gbps, nullptr, 0, kInf, true, "> 0"},
-    {"b_hbm_tbps", &CostParams::b_hbm_tbps, nullptr, 0, kInf, true, "> 0"},
-    {"matrix_efficiency", &CostParams::matrix_efficiency, nullptr, 0, 1, true, "in (0, 1]"},
-    {"launch_us", &CostParams::launch_us, nullptr, 0, kInf, false, ">= 0"},
-    {"reduce_block_us", &CostParams::reduce_block_us, nullptr, 0, kInf, false, ">= 0"},
-    {"reduce_launch_us", &CostParams::reduce_launch_us, nullptr, 0, kInf, false, ">= 0"},
-    {"planner_us", &CostParams::planner_us, nullptr, 0, kInf, false, ">= 0"},
-    {"grid_block_us", &CostParams::grid_block_us, nullptr, 0, kInf, false, ">= 0"},
-    {"grid_occupancy", nullptr, &CostParams::grid_occupancy, 1, 64, false, "an integer 1..64"},
-    {"bw_knee", &CostParams::bw_knee, nullptr, 0, 64, false, "0 (sharp) or in [1, 64]"},
-    {"stage_gap_us", &CostParams::stage_gap_us, nullptr, 0, kInf, false, ">= 0"},
-    {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)"},
-    {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0"},
-    {"fold_reread_fraction", &CostParams::fold_reread_fraction, nullptr, 0, 1, false, "in [0, 1]"},
-    {"persistent_cluster_us", &CostParams::persistent_cluster_us, nullptr, 0, kInf, false, ">= 0"},
+    {"t_fix_us", &CostParams::t_fix_us, nullptr, 0, kInf, false, ">= 0", true},
+    {"beta_cu_gbps", &CostParams::beta_cu_gbps, nullptr, 0, kInf, true, "> 0", true},
+    {"b_hbm_tbps", &CostParams::b_hbm_tbps, nullptr, 0, kInf, true, "> 0", false},
+    {"matrix_efficiency", &CostParams::matrix_efficiency, nullptr, 0, 1, true, "in (0, 1]", true},
+    {"launch_us", &CostParams::launch_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"reduce_block_us", &CostParams::reduce_block_us, nullptr, 0, kInf, false, ">= 0", true},
+    {"reduce_launch_us", &CostParams::reduce_launch_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"planner_us", &CostParams::planner_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"grid_block_us", &CostParams::grid_block_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"grid_occupancy", nullptr, &CostParams::grid_occupancy, 1, 64, false, "an integer 1..64", false},
+    {"bw_knee", &CostParams::bw_knee, nullptr, 0, 64, false, "0 (sharp) or in [1, 64]", false},
+    {"stage_gap_us", &CostParams::stage_gap_us, nullptr, 0, kInf, false, ">= 0", true},
+    {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)", true},
+    {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0", true},
+    {"fold_reread_fraction", &CostParams::fold_reread_fraction, nullptr, 0, 1, false, "in [0, 1]", true},
+    {"persistent_cluster_us", &CostParams::persistent_cluster_us, nullptr, 0, kInf, false, ">= 0", true},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).
@@ -81,9 +82,11 @@ std::optional<ClassKey> class_key(const std::string& key) {
   throw InputError(key, "unknown kernel class parameter '" + field + "'; known: " + known);
 }
 
-bool class_value_ok(const ClassSlot& s, double v) {
-  if (std::isnan(v)) return true;
-  return std::isfinite(v) && v <= s.hi && (s.above_lo ? v > s.lo : v >= s.lo);
+// Throws InputError(field, ...) for a set value outside the slot's range.
+void check_class_value(const std::string& field, const ClassSlot& s, double v) {
+  if (std::isnan(v)) return;
+  if (!std::isfinite(v) || v > s.hi || (s.above_lo ? v <= s.lo : v < s.lo))
+    throw InputError(field, fmt::format("must be {}, got {}", s.rule, v));
 }
 
 const ParamSlot& slot_for(const std::string& key) {
@@ -168,7 +171,7 @@ const std::vector<std::string>& cost_param_keys() {
   return keys;
 }
 
-bool is_class_param_key(const std::string& key) { return key.find('.') != std::string::npos; }
+bool is_kernel_param_key(const std::string& key) { return class_key(key) || slot_for(key).of_kernel; }
 
 double get_cost_param(const CostParams& p, const std::string& key) {
   if (const auto ck = class_key(key)) return p.classes[static_cast<size_t>(ck->id)].*(ck->slot->member);
@@ -182,8 +185,7 @@ double effective_cost_param(const CostParams& p, const std::string& key) {
 
 void set_cost_param(CostParams& p, const std::string& key, double value) {
   if (const auto ck = class_key(key)) {
-    if (!class_value_ok(*ck->slot, value))
-      throw InputError(key, fmt::format("must be {}, got {}", ck->slot->rule, value));
+    check_class_value(key, *ck->slot, value);
     p.classes[static_cast<size_t>(ck->id)].*(ck->slot->member) = value;
     return;
   }
@@ -200,9 +202,7 @@ void validate_cost_params(const CostParams& p) {
     if (!in_range(s, read(p, s))) check_range(s.key, s, read(p, s));  // names the key only on failure
   for (const KernelClass& c : kernel_classes())
     for (const ClassSlot& s : kClassSlots) {
-      const double v = p.classes[static_cast<size_t>(c.id)].*s.member;
-      if (!class_value_ok(s, v))
-        throw InputError(std::string(c.name) + "." + s.field, fmt::format("must be {}, got {}", s.rule, v));
+      check_class_value(std::string(c.name) + "." + s.field, s, p.classes[static_cast<size_t>(c.id)].*s.member);
     }
 }
 
