@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "mlasim/model/bounded_least_squares.h"
 #include "mlasim/model/input_error.h"
@@ -30,35 +31,21 @@ double number(const std::string& cell, const std::string& where) {
 }  // namespace
 
 std::vector<StreamReadPoint> read_stream_read_csv(const std::string& path) {
-  const std::string text = read_text_file(path, "stream-read");
-  std::vector<std::string> lines;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(at, end - at);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-    at = end + 1;
-  }
-  if (lines.empty()) throw InputError("stream-read", path + ": empty file");
-  const auto header = split_csv_record(lines[0], path + ":1");
+  std::istringstream in(read_text_file(path, "stream-read"));
+  std::string header_line;
+  if (!std::getline(in, header_line)) throw InputError("stream-read", path + ": empty file");
+  const auto header = split_csv_record(header_line, path + " line 1");
   const int c_sms = column_of(header, "clusters", path), c_wg = column_of(header, "wg_per_cluster", path);
   const int c_tbps = column_of(header, "tbps", path);
   std::vector<StreamReadPoint> points;
-  for (size_t i = 1; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
-    const std::string where = path + ":" + std::to_string(i + 1);
-    const auto cells = split_csv_record(lines[i], where);
-    if (cells.size() != header.size())
-      throw InputError("stream-read", where + ": " + std::to_string(cells.size()) + " cells, the header has " +
-                                          std::to_string(header.size()));
-    StreamReadPoint p;
-    p.active_sms = static_cast<int>(number(cells[c_sms], where + " column clusters"));
-    p.wg_per_sm = static_cast<int>(number(cells[c_wg], where + " column wg_per_cluster"));
-    p.tbps = number(cells[c_tbps], where + " column tbps");
-    points.push_back(p);
-  }
+  for_each_csv_record(in, path, header.size(),
+                      [&](const std::vector<std::string>& cells, const std::string& where, int) {
+                        StreamReadPoint p;
+                        p.active_sms = static_cast<int>(number(cells[c_sms], where + " column clusters"));
+                        p.wg_per_sm = static_cast<int>(number(cells[c_wg], where + " column wg_per_cluster"));
+                        p.tbps = number(cells[c_tbps], where + " column tbps");
+                        points.push_back(p);
+                      });
   return points;
 }
 
