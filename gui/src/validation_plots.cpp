@@ -32,46 +32,20 @@ QColor error_color(double mape) {
   return QColor::fromRgbF(1.0f, 0.9f - 1.5f * (t - 0.5f), 0.15f);
 }
 
-}  // namespace
-
-std::vector<ValidationPoint> validation_points(const validate::CalibrationRun& run) {
-  std::vector<ValidationPoint> out;
-  for (const RowFit& f : run.result.rows) {
-    const validate::PreparedRow& p = run.rows[f.row];
-    if (p.target != "kernel_us" || f.measured_us <= 0 || f.predicted_us <= 0) continue;
-    const std::vector<int> lens = p.row.lengths();
-    double mean = 0;
-    for (int l : lens) mean += l;
-    mean /= static_cast<double>(std::max<size_t>(lens.size(), 1));
-    out.push_back({f.measured_us, f.predicted_us, validate::kernel_class(p), p.row.batch, mean, f.row});
-  }
-  return out;
-}
-
-QString validation_summary(const std::string& gpu, const validate::ErrorStats& stats) {
-  return QStringLiteral("%1: %2 rows, MAPE %3 %, p90 %4 %")
-      .arg(QString::fromStdString(gpu))
-      .arg(stats.rows)
-      .arg(stats.mape_pct, 0, 'f', 1)
-      .arg(stats.p90_pct, 0, 'f', 1);
-}
-
-QImage validation_scatter(const std::vector<ValidationPoint>& points, const QString& title, QSize size) {
+// A white image of `size` with `title` at the top, and `draw` run with an antialiased painter on it.
+template <typename Draw>
+QImage titled_canvas(QSize size, const QString& title, const Draw& draw) {
   QImage image(size, QImage::Format_ARGB32);
   image.fill(Qt::white);
   QPainter p(&image);
   p.setRenderHint(QPainter::Antialiasing);
   draw_title(p, title, size.width());
-  paint_validation_scatter(p, points, ScatterLayout(points, size));
+  draw(p);
   return image;
 }
 
-QImage validation_heatmap(const std::vector<ValidationPoint>& points, const QString& title, QSize size) {
-  QImage image(size, QImage::Format_ARGB32);
-  image.fill(Qt::white);
-  QPainter p(&image);
-  p.setRenderHint(QPainter::Antialiasing);
-  draw_title(p, title, size.width());
+// The error heatmap over batch x context bands, with its axes and colour key.
+void paint_heatmap(QPainter& p, const std::vector<ValidationPoint>& points, QSize size) {
   // Power-of-two bands: batch 1, 2-3, 4-7, ... ; context 64-127, 128-255, ...
   const auto band = [](double v) { return static_cast<int>(std::floor(std::log2(std::max(v, 1.0)))); };
   std::map<std::pair<int, int>, std::vector<double>> cells;
@@ -81,7 +55,7 @@ QImage validation_heatmap(const std::vector<ValidationPoint>& points, const QStr
     cells[{b, c}].push_back(v.error_pct());
     bmin = std::min(bmin, b), bmax = std::max(bmax, b), cmin = std::min(cmin, c), cmax = std::max(cmax, c);
   }
-  if (cells.empty()) return image;
+  if (cells.empty()) return;
   const QRectF area(110, 50, size.width() - 280, size.height() - 120);
   const double cw = area.width() / (cmax - cmin + 1), ch = area.height() / (bmax - bmin + 1);
   for (const auto& [key, errors] : cells) {
@@ -125,7 +99,39 @@ QImage validation_heatmap(const std::vector<ValidationPoint>& points, const QStr
   p.drawText(QPointF(area.right() + 20, area.top() + 11 * 24 + 16), QStringLiteral("mean |error|"));
   p.drawText(QPointF(area.right() + 20, area.top() + 11 * 24 + 34), QStringLiteral("cell: signed mean"));
   p.drawText(QPointF(area.right() + 20, area.top() + 11 * 24 + 52), QStringLiteral("(rows)"));
-  return image;
+}
+
+}  // namespace
+
+std::vector<ValidationPoint> validation_points(const validate::CalibrationRun& run) {
+  std::vector<ValidationPoint> out;
+  for (const RowFit& f : run.result.rows) {
+    const validate::PreparedRow& p = run.rows[f.row];
+    if (p.target != "kernel_us" || f.measured_us <= 0 || f.predicted_us <= 0) continue;
+    const std::vector<int> lens = p.row.lengths();
+    double mean = 0;
+    for (int l : lens) mean += l;
+    mean /= static_cast<double>(std::max<size_t>(lens.size(), 1));
+    out.push_back({f.measured_us, f.predicted_us, validate::kernel_class(p), p.row.batch, mean, f.row});
+  }
+  return out;
+}
+
+QString validation_summary(const std::string& gpu, const validate::ErrorStats& stats) {
+  return QStringLiteral("%1: %2 rows, MAPE %3 %, p90 %4 %")
+      .arg(QString::fromStdString(gpu))
+      .arg(stats.rows)
+      .arg(stats.mape_pct, 0, 'f', 1)
+      .arg(stats.p90_pct, 0, 'f', 1);
+}
+
+QImage validation_scatter(const std::vector<ValidationPoint>& points, const QString& title, QSize size) {
+  return titled_canvas(size, title,
+                       [&](QPainter& p) { paint_validation_scatter(p, points, ScatterLayout(points, size)); });
+}
+
+QImage validation_heatmap(const std::vector<ValidationPoint>& points, const QString& title, QSize size) {
+  return titled_canvas(size, title, [&](QPainter& p) { paint_heatmap(p, points, size); });
 }
 
 void write_validation_plots(const std::vector<std::string>& measurement_files, const std::string& gpu_name,
