@@ -7,6 +7,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/validate/calibration_run.h"
 #include "mlasim/validate/error_report.h"
+#include "mlasim/validate/timeline_comparison.h"
 #include "output.h"
 
 namespace mlasim::cli {
@@ -17,10 +18,28 @@ struct ReportOptions {
   std::string format = "text";
   bool rows = false;
   int held_out_every = 0;
+  std::string timeline;
+  CLI::Option* gpu_flag = nullptr;
 };
+
+// One measured timeline against the prediction of its plan, work by work.
+void report_timeline(const ReportOptions& o) {
+  const validate::MeasuredTimeline t = validate::load_measured_timeline(o.timeline);
+  const std::string gpu = o.gpu_flag && o.gpu_flag->count() > 0 ? o.measurements.gpu : std::string();
+  const validate::TimelineCheck check = validate::check_measured_timeline(t, gpu);
+  if (o.format == "json") return write_stdout(validate::timeline_comparison_json(t, check, true).dump(2) + "\n");
+  write_stdout(validate::timeline_comparison_text(t, check, o.rows));
+}
 
 void run_report(const ReportOptions& o) {
   check_format(o.format, {"text", "json"});
+  if (!o.timeline.empty()) {
+    if (!o.measurements.files.empty())
+      throw InputError("timeline", "takes one measured timeline; give either --timeline or --measurements");
+    return report_timeline(o);
+  }
+  if (o.measurements.files.empty())
+    throw InputError("measurements", "is required (measurement files), unless --timeline names a measured timeline");
   const Gpu gpu = load_gpu(o.measurements.gpu);
   if (o.held_out_every < 0) throw InputError("held-out-every", "must be >= 0, got " + std::to_string(o.held_out_every));
   std::vector<validate::MeasurementRow> rows = o.measurements.rows_for(gpu);
@@ -43,9 +62,14 @@ void add_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand(
       "report", "prediction error of a GPU profile against measured times: per slice, speedup pairs, best-policy pick");
+  opts->measurements.files_required = false;  // --timeline reports without them
   opts->measurements.add_to(*cmd);
+  opts->gpu_flag = cmd->get_option("--gpu");
+  cmd->add_option("--timeline", opts->timeline,
+                  "a measured timeline (validate --timeline): per-work duration and start error, stage-1 tail, idle "
+                  "CUs and reduce, measured against predicted on --gpu (default: the timeline's GPU)");
   cmd->add_option("--format", opts->format, "text or json")->capture_default_str();
-  cmd->add_flag("--rows", opts->rows, "text: every row's error before the summary tables");
+  cmd->add_flag("--rows", opts->rows, "text: every row's (with --timeline: every work's) error before the summary");
   cmd->add_option("--held-out-every", opts->held_out_every,
                   "report only the rows `calibrate --holdout-every N` held out of its fit (every N-th row of this "
                   "GPU, in file order); 0: every row");

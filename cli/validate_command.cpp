@@ -12,6 +12,7 @@
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/validate/campaign.h"
 #include "mlasim/validate/campaign_run.h"
+#include "mlasim/validate/timeline_run.h"
 #include "output.h"
 #include "progress_bar.h"
 
@@ -25,6 +26,7 @@ struct ValidateOptions {
   std::string format = "text";
   std::string out;
   std::string stream_out;
+  std::string timeline;
   double max_seconds = 0;
   std::string commit;
   std::string date;
@@ -114,7 +116,8 @@ void run_validate(const ValidateOptions& o) {
   }
   const validate::CampaignPlan plan = validate::expand_campaign(c);
   if (o.dry_run) return dry_run(c, plan, o.format);
-  if (o.out.empty()) throw InputError("out", "needs the measurement CSV to write (or resume)");
+  if (o.out.empty() && o.timeline.empty())
+    throw InputError("out", "needs the measurement CSV to write (or resume), or --timeline DIR");
   if (o.max_seconds < 0) throw InputError("max-seconds", "must be >= 0, got " + fmt::format("{}", o.max_seconds));
   const std::unique_ptr<validate::KernelMeasurer> measurer = validate::open_kernel_measurer();
   validate::CampaignRunOptions run;
@@ -128,6 +131,20 @@ void run_validate(const ValidateOptions& o) {
   if (!o.quiet)
     std::fprintf(stderr, "%s: %zu configurations of %s on %s\n", o.campaign.c_str(), plan.configs.size(), c.id.c_str(),
                  device.name.c_str());
+  if (!o.timeline.empty()) {
+    ProgressBar bar(!o.quiet);
+    const validate::TimelineRunResult r = validate::record_campaign_timelines(
+        c, plan, *measurer, {o.timeline, o.max_seconds, run.commit, run.date, run.command},
+        [&bar](size_t done, size_t total) { bar.update(done, total); });
+    bar.finish(static_cast<size_t>(r.recorded), plan.configs.size() - static_cast<size_t>(r.already_recorded));
+    std::string summary =
+        fmt::format("recorded {} timelines, {} already in {}", r.recorded, r.already_recorded, o.timeline);
+    if (r.stopped_by_time) summary += fmt::format("; stopped after --max-seconds {} (rerun to go on)", o.max_seconds);
+    if (!r.unrunnable.empty())
+      summary += fmt::format("; {} the kernels cannot run (e.g. {})", r.unrunnable.size(), r.unrunnable.front());
+    write_stdout(summary + "\n");
+    if (o.out.empty()) return;
+  }
   ProgressBar bar(!o.quiet);
   const validate::CampaignRunResult r = validate::run_campaign(
       c, plan, *measurer, run, [&bar](size_t done, size_t total, double) { bar.update(done, total); });
@@ -155,6 +172,9 @@ void add_validate_command(CLI::App& app, const std::string& command_line) {
   cmd->add_option("--format", opts->format, "dry run: text or json")->capture_default_str();
   cmd->add_option("--out", opts->out, "measurement CSV to write; an existing one is resumed");
   cmd->add_option("--stream-out", opts->stream_out, "also measure the streaming-read sweep into this CSV");
+  cmd->add_option("--timeline", opts->timeline,
+                  "record each configuration's measured per-CU timeline (instrumented kernels) as DIR/<id>.json, "
+                  "Chrome-trace JSON; existing files are kept");
   cmd->add_option("--max-seconds", opts->max_seconds, "stop after this many seconds (0: no limit)");
   cmd->add_option("--commit", opts->commit, "source commit recorded in the rows (default: the build's)");
   cmd->add_option("--date", opts->date, "date recorded in the rows (default: today)");

@@ -11,7 +11,8 @@ __global__ void __launch_bounds__(128 * kGroups, 1) mla_decode_persistent_kernel
   extern __shared__ uint4 smem_words[];
   auto* smem = reinterpret_cast<unsigned char*>(smem_words);
   const int end = p.work_indptr[blockIdx.x + 1];
-  for (int i = p.work_indptr[blockIdx.x]; i < end; ++i) run_work<kFp8, kGroups, kSplitTokens>(p, p.works[i], smem);
+  for (int i = p.work_indptr[blockIdx.x]; i < end; ++i)
+    run_work<kFp8, kGroups, kSplitTokens>(p, p.works[i], smem, work_stamp(p, i, 0));
 }
 
 template <bool kFp8, int kGroups, bool kSplitTokens>

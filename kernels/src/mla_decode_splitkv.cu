@@ -10,7 +10,9 @@ namespace {
 template <bool kFp8, int kGroups, bool kSplitTokens>
 __global__ void __launch_bounds__(128 * kGroups, 1) mla_decode_splitkv_kernel(DecodeParams p) {
   extern __shared__ uint4 smem_words[];
-  run_work<kFp8, kGroups, kSplitTokens>(p, p.works[blockIdx.x], reinterpret_cast<unsigned char*>(smem_words));
+  const int w = static_cast<int>(blockIdx.x);
+  run_work<kFp8, kGroups, kSplitTokens>(p, p.works[w], reinterpret_cast<unsigned char*>(smem_words),
+                                        work_stamp(p, w, 0));
 }
 
 template <bool kFp8, int kGroups, bool kSplitTokens>

@@ -21,6 +21,7 @@
 #include "mla_params.h"
 #include "mla_work.cuh"
 #include "online_softmax.cuh"
+#include "work_stamps.cuh"
 
 namespace mlasim::kernels {
 
@@ -458,9 +459,12 @@ __device__ __forceinline__ void store_output(const DecodeParams& p, const WorkRo
   }
 }
 
+// `stamp` (instrumented runs): thread 0 records the work's start, its first KV tile issued and its end.
 template <bool kFp8, int kGroups, bool kSplitTokens>
-__device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char* smem_base) {
+__device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char* smem_base, WorkStamp* stamp) {
   using C = DecodeConfig<kFp8, kGroups, kSplitTokens>;
+  if (threadIdx.x != 0) stamp = nullptr;
+  stamp_begin(stamp);
   const DecodeSmem<C> smem{smem_base};
   const PortableLane L;
   unsigned char* pbuf = smem.p_rows(L.group);
@@ -480,6 +484,7 @@ __device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char*
 
     TileRows<C> slots;
     start_kv_pipeline<C>(p, smem, span, slots);
+    if (m0 == 0) stamp_first_kv(stamp);
     for (int it = 0; it < span.num_tiles; ++it) {
       advance_kv_pipeline<C>(p, smem, span, it, slots);
       const unsigned char* kt = smem.stage(it % C::kStages);
@@ -497,6 +502,7 @@ __device__ void run_work(const DecodeParams& p, const WorkRow& w, unsigned char*
     if (active && (!kSplitTokens || L.group == 0)) store_output<kFp8>(p, w, rows, sm, o, L);
     __syncthreads();  // the next pass reuses the stages and the exchange buffer
   }
+  stamp_end(stamp);
 }
 
 }  // namespace mlasim::kernels

@@ -19,7 +19,8 @@ __global__ void __launch_bounds__(WgmmaDecodeConfig::kThreads, 1) mla_decode_wgm
   const int end = p.work_indptr[cluster + 1];
   wgmma_pipeline_init(smem);
   WgmmaPipeline pipe;
-  for (int i = p.work_indptr[cluster]; i < end; ++i) run_work_wgmma<kPair>(p, p.works[i], smem, rank, pipe);
+  for (int i = p.work_indptr[cluster]; i < end; ++i)
+    run_work_wgmma<kPair>(p, p.works[i], smem, rank, pipe, work_stamp(p, i, rank));
 }
 
 template <int kPair>
@@ -28,7 +29,8 @@ __global__ void __launch_bounds__(WgmmaDecodeConfig::kThreads, 1) mla_decode_wgm
   auto* smem = reinterpret_cast<unsigned char*>(smem_words);
   wgmma_pipeline_init(smem);
   WgmmaPipeline pipe;
-  run_work_wgmma<kPair>(p, p.works[blockIdx.x / kPair], smem, static_cast<int>(blockIdx.x) % kPair, pipe);
+  const int work = static_cast<int>(blockIdx.x) / kPair, rank = static_cast<int>(blockIdx.x) % kPair;
+  run_work_wgmma<kPair>(p, p.works[work], smem, rank, pipe, work_stamp(p, work, rank));
 }
 
 template <int kPair>

@@ -34,6 +34,7 @@
 #include "online_softmax.cuh"
 #include "smem_swizzle.cuh"
 #include "wgmma_primitives.cuh"
+#include "work_stamps.cuh"
 
 namespace mlasim::kernels {
 
@@ -578,8 +579,9 @@ __device__ __forceinline__ void merge_and_store(const DecodeParams& p, const Wor
 
 // One pass of a work on the consumer warpgroups: rows m0 .. m0+15 against the work's tiles q0, q0+1, ... of the
 // producer's sequence.
+// `first_kv` (instrumented runs, the work's first pass, thread 0): stamped when its first tile has landed.
 __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const WorkSpan& span, int m0, uint32_t q0,
-                                 unsigned char* smem_base) {
+                                 unsigned char* smem_base, WorkStamp* first_kv) {
   using C = WgmmaFp8Config;
   const WgmmaFp8Smem smem{smem_base};
   const Fp8ConsumerLane L;
@@ -608,6 +610,7 @@ __device__ void consume_fp8_pass(const DecodeParams& p, const WorkRow& w, const 
     const uint32_t q = q0 + i;
     const int s_idx = static_cast<int>(q % C::kStages);
     wg::mbarrier_wait(&full[s_idx], (q / C::kStages) & 1);
+    if (i == 0) stamp_first_kv(first_kv);
     const unsigned char* kt = smem.stage(s_idx);
     Fp8ScoreAccum s;
     qk_scores(s, kt, qdesc, qtail);
@@ -645,8 +648,12 @@ __device__ void run_works_wgmma_fp8(const DecodeParams& p, const Fp8TensorMaps& 
   for (int wi = first; wi < last; ++wi) {
     const WorkRow& w = p.works[wi];
     const WorkSpan span = work_span<C::kTile>(p, w);
+    // The producer runs ahead across works, so the fixed part ends when the consumers hold the first tile.
+    WorkStamp* stamp = threadIdx.x == 0 ? work_stamp(p, wi, 0) : nullptr;
+    stamp_begin(stamp);
     for (int pass = 0; pass < fp8_passes(span); ++pass, q0 += span.num_tiles)
-      consume_fp8_pass(p, w, span, pass * C::kRows, q0, smem);
+      consume_fp8_pass(p, w, span, pass * C::kRows, q0, smem, pass == 0 ? stamp : nullptr);
+    stamp_end(stamp);
   }
 #else
   (void)p, (void)maps, (void)first, (void)last, (void)smem;

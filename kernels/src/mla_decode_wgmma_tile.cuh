@@ -27,6 +27,7 @@
 #include "online_softmax.cuh"
 #include "smem_swizzle.cuh"
 #include "wgmma_primitives.cuh"
+#include "work_stamps.cuh"
 
 namespace mlasim::kernels {
 
@@ -261,8 +262,9 @@ __device__ __forceinline__ void pv_accumulate(OutAccum& o, uint64_t pdesc, uint6
 
 // Warpgroup 1's pass: every KV copy of the work's tiles, and PV for value dims [256, 512) of each tile once
 // warpgroup 0 has handed over P and the rows' rescale factors.
+// `first_kv` (instrumented runs, the work's first pass): stamped when the first tile's copies are issued.
 __device__ __forceinline__ void copy_and_pv_upper(const DecodeParams& p, const WgmmaSmem& smem, const WorkSpan& span,
-                                                  uint32_t seq0, OutAccum& o, const WgmmaLane& L) {
+                                                  uint32_t seq0, OutAccum& o, const WgmmaLane& L, WorkStamp* first_kv) {
   using C = WgmmaDecodeConfig;
   uint64_t* bars = smem.stage_full();
   const uint64_t pdesc = wg::smem_desc(smem.p(), 1024, 128);
@@ -273,6 +275,7 @@ __device__ __forceinline__ void copy_and_pv_upper(const DecodeParams& p, const W
     copy.fetch_slots(p, span.tok_begin + it * C::kTile, span.tok_end, span.page_begin);
     copy.issue(smem.stage(q & 1), p.kv, p.page_size);
     wg::arrive_when_copies_land(&bars[q & 1]);
+    if (it == 0 && L.u == 0) stamp_first_kv(first_kv);
   }
   if (span.num_tiles > 2) copy.fetch_slots(p, span.tok_begin + 2 * C::kTile, span.tok_end, span.page_begin);
   for (int it = 0; it < span.num_tiles; ++it) {
@@ -378,27 +381,31 @@ __device__ __forceinline__ void store_output(const DecodeParams& p, const WorkRo
 }
 #endif
 
+// `stamp` (instrumented runs): thread 0 records the work's start and end, warpgroup 1's first copying thread the
+// issue of its first KV tile.
 template <int kPair>
 __device__ void run_work_wgmma(const DecodeParams& p, const WorkRow& w, unsigned char* smem_base, int rank,
-                               WgmmaPipeline& pipe) {
+                               WgmmaPipeline& pipe, WorkStamp* stamp) {
 #if defined(MLASIM_WGMMA)
   using C = WgmmaDecodeConfig;
   const WgmmaSmem smem{smem_base};
   const WgmmaLane L;
   const WorkSpan span = work_span<C::kTile>(p, w);
+  if (threadIdx.x == 0) stamp_begin(stamp);
   for (int m0 = C::kRows * rank; m0 < span.packed_rows; m0 += C::kRows * kPair) {
     const uint32_t seq0 = pipe.seq;
     pipe.seq += span.num_tiles;
     OutAccum o;
     o.fill(0.f);
     if (L.wgi == 1)
-      copy_and_pv_upper(p, smem, span, seq0, o, L);
+      copy_and_pv_upper(p, smem, span, seq0, o, L, m0 == C::kRows * rank ? stamp : nullptr);
     else
       attend_lower(p, w, smem, span, m0, seq0, o, L);
     store_output(p, w, smem, o, m0, span.packed_rows, L);
   }
+  if (threadIdx.x == 0) stamp_end(stamp);
 #else
-  (void)p, (void)w, (void)smem_base, (void)rank, (void)pipe;
+  (void)p, (void)w, (void)smem_base, (void)rank, (void)pipe, (void)stamp;
 #endif
 }
 

@@ -9,6 +9,14 @@ struct WorkRow {
   int32_t batch_idx, partial_qo_loc, qo_start, qo_end, kv_start, kv_end, kv_offset, pad;
 };
 
+// One workgroup's timestamps in an instrumented run: nanoseconds of the GPU's global clock (NVIDIA %globaltimer,
+// AMD s_memrealtime), and the SM/CU it ran on. first_kv_ns ends the work's fixed part; reduce blocks leave it 0.
+struct WorkStamp {
+  uint64_t begin_ns, first_kv_ns, end_ns;
+  uint32_t cu;
+  uint32_t pad;
+};
+
 struct DecodeParams {
   const uint16_t* q = nullptr;          // bf16 [q rows, heads, 576] (head-folded layout)
   const unsigned char* kv = nullptr;    // bf16 or fp8 e4m3 [slots, 576]; slot = page * page_size + offset
@@ -29,6 +37,9 @@ struct DecodeParams {
   int causal = 1;
   float score_scale_log2 = 0.f;  // softmax scale * log2(e) * kv scale: scores go straight to exp2
   float out_scale = 1.f;         // kv scale, applied to the PV product
+  // Instrumented runs only (null otherwise): stamps[work * stamp_stride + workgroup of the work's cluster].
+  WorkStamp* stamps = nullptr;
+  int stamp_stride = 1;
 };
 
 struct ReduceParams {
@@ -40,8 +51,9 @@ struct ReduceParams {
   uint16_t* out = nullptr;
   int num_tiles = 0;  // reduce_indptr entries - 1 (the buffer's tile count)
   int heads = 16;
-  int num_partials = 0;  // reduce_indptr's last written value: the persistent loop stops at it
-  int row_groups = 1;    // Wg
+  int num_partials = 0;         // reduce_indptr's last written value: the persistent loop stops at it
+  int row_groups = 1;           // Wg
+  WorkStamp* stamps = nullptr;  // instrumented runs only: stamps[block]
 };
 
 }  // namespace mlasim::kernels

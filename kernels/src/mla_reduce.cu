@@ -9,6 +9,7 @@
 #include "device_primitives.cuh"
 #include "mla_launch.h"
 #include "mlasim/kernels/gpu_check.h"
+#include "work_stamps.cuh"
 
 namespace mlasim::kernels {
 namespace {
@@ -28,6 +29,8 @@ __global__ void __launch_bounds__(kDimThreads* kPartialGroups) mla_reduce_kernel
   const int total = p.num_tiles * per_tile;
   const int tid = static_cast<int>(threadIdx.x);
   const int pg = tid / kDimThreads, dt = tid % kDimThreads, d = 4 * dt;
+  WorkStamp* stamp = p.stamps && tid == 0 ? p.stamps + blockIdx.x : nullptr;
+  stamp_begin(stamp);
   for (int item = blockIdx.x; item < total; item += gridDim.x) {
     const int tile = item / per_tile, rem = item % per_tile;
     const int group = rem / p.heads, head = rem % p.heads;
@@ -105,6 +108,7 @@ __global__ void __launch_bounds__(kDimThreads* kPartialGroups) mla_reduce_kernel
       if (kPartialGroups > 1) __syncthreads();  // group_acc is reused by the next row
     }
   }
+  stamp_end(stamp);
 }
 
 }  // namespace

@@ -103,7 +103,8 @@ struct MlaRunner::Impl {
   DeviceBuffer q, kv, kv_indices, b_page, b_len, b_qbeg, b_qlen, work_indptr, works;
   DeviceBuffer out, partial_out, partial_lse;
   DeviceBuffer reduce_indptr, reduce_final, reduce_partial;
-  std::unique_ptr<L2Flush> flush;  // made by the first timing that flushes
+  DeviceBuffer stage1_stamps, reduce_stamps;  // made by the first instrumented launch
+  std::unique_ptr<L2Flush> flush;             // made by the first timing that flushes
   DecodeParams dp;
   ReduceParams rp;
   sim::ReduceLaunch reduce_shape;
@@ -218,6 +219,20 @@ struct MlaRunner::Impl {
   void reduce() {
     if (rp.num_partials > 0) launch_mla_reduce(rp, reduce_shape.blocks, max_partials_per_tile, nullptr);
   }
+
+  // Workgroups per work in the stamp buffer: the bf16 wgmma kernel's SM pairs record one stamp each.
+  int stamp_stride() const { return kernel == DecodeKernel::wgmma && problem.batch.kv_dtype == DType::bf16 ? pair : 1; }
+
+  // Points the launches at the stamp buffers (on) or not (off).
+  void instrument(bool on) {
+    if (on && stage1_stamps.bytes() == 0) {
+      stage1_stamps = DeviceBuffer(sizeof(WorkStamp) * std::max<size_t>(plan.works.size() * stamp_stride(), 1));
+      reduce_stamps = DeviceBuffer(sizeof(WorkStamp) * static_cast<size_t>(std::max(reduce_shape.blocks, 1)));
+    }
+    dp.stamps = on ? stage1_stamps.as<WorkStamp>() : nullptr;
+    dp.stamp_stride = stamp_stride();
+    rp.stamps = on ? reduce_stamps.as<WorkStamp>() : nullptr;
+  }
 };
 
 MlaRunner::MlaRunner(const sim::Plan& plan, const MlaProblem& problem, DecodeKernel kernel)
@@ -251,6 +266,7 @@ StageTimes MlaRunner::time(const TimingOptions& options) {
   MLASIM_GPU_CHECK(hipEventCreate(&e2));
   std::vector<double> s1, red, tot;
   if (options.flush_l2 && !impl_->flush) impl_->flush = std::make_unique<L2Flush>();
+  impl_->instrument(options.instrument);
   for (int i = 0; i < options.warmup + options.repetitions; ++i) {
     if (options.flush_l2) impl_->flush->run(nullptr);
     MLASIM_GPU_CHECK(hipEventRecord(e0, nullptr));
@@ -270,7 +286,55 @@ StageTimes MlaRunner::time(const TimingOptions& options) {
   (void)hipEventDestroy(e0);
   (void)hipEventDestroy(e1);
   (void)hipEventDestroy(e2);
+  impl_->instrument(false);
   return {median(s1), median(red), median(tot)};
+}
+
+RunStamps MlaRunner::record_stamps(const TimingOptions& options) {
+  Impl& m = *impl_;
+  for (int i = 0; i < options.warmup; ++i) {
+    m.stage1();
+    m.reduce();
+  }
+  if (options.flush_l2) {
+    if (!m.flush) m.flush = std::make_unique<L2Flush>();
+    m.flush->run(nullptr);
+  }
+  m.instrument(true);
+  MLASIM_GPU_CHECK(hipMemset(m.stage1_stamps.as<void>(), 0, m.stage1_stamps.bytes()));
+  MLASIM_GPU_CHECK(hipMemset(m.reduce_stamps.as<void>(), 0, m.reduce_stamps.bytes()));
+  m.stage1();
+  m.reduce();
+  MLASIM_GPU_CHECK(hipDeviceSynchronize());
+  const bool reduce_ran = m.rp.num_partials > 0;
+  m.instrument(false);
+
+  const int stride = m.stamp_stride();
+  std::vector<WorkStamp> s1(m.plan.works.size() * static_cast<size_t>(stride));
+  std::vector<WorkStamp> red(static_cast<size_t>(reduce_ran ? m.reduce_shape.blocks : 0));
+  if (!s1.empty())
+    MLASIM_GPU_CHECK(
+        hipMemcpy(s1.data(), m.stage1_stamps.as<void>(), s1.size() * sizeof(WorkStamp), hipMemcpyDeviceToHost));
+  if (!red.empty())
+    MLASIM_GPU_CHECK(
+        hipMemcpy(red.data(), m.reduce_stamps.as<void>(), red.size() * sizeof(WorkStamp), hipMemcpyDeviceToHost));
+  RunStamps out;
+  for (size_t i = 0; i < s1.size(); ++i) {
+    const WorkStamp& w = s1[i];
+    if (w.begin_ns == 0 || w.end_ns < w.begin_ns || w.first_kv_ns > w.end_ns)
+      throw GpuError("instrumented run: work " + std::to_string(i / stride) + " left no consistent stamp");
+    // A work with no KV tile (an empty range) never issues one: its fixed part is all of it.
+    const uint64_t first_kv = w.first_kv_ns >= w.begin_ns ? w.first_kv_ns : w.end_ns;
+    out.stage1.push_back({static_cast<int>(i / stride), static_cast<int>(i % stride), static_cast<int>(w.cu),
+                          w.begin_ns, first_kv, w.end_ns});
+  }
+  for (size_t b = 0; b < red.size(); ++b) {
+    const WorkStamp& w = red[b];
+    if (w.begin_ns == 0 || w.end_ns < w.begin_ns)
+      throw GpuError("instrumented run: reduce block " + std::to_string(b) + " left no consistent stamp");
+    out.reduce.push_back({static_cast<int>(b), 0, static_cast<int>(w.cu), w.begin_ns, 0, w.end_ns});
+  }
+  return out;
 }
 
 }  // namespace mlasim::kernels

@@ -1,6 +1,7 @@
 // The campaign runner's file contract: rows with provenance, resume after a kill at any moment with every
 // configuration measured exactly once, a torn last line cut, and a file of another kind refused.
 #include "mlasim/validate/campaign_run.h"
+#include "mlasim/validate/timeline_run.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,6 +15,8 @@
 #include <thread>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/evaluation.h"
+#include "timeline_from_prediction.h"
 
 namespace mlasim::validate {
 namespace {
@@ -33,6 +36,11 @@ class SlowTestMeasurer final : public KernelMeasurer {
     t.kernel = "test";
     t.output_complete = true;
     return t;
+  }
+  MeasuredTimeline record_timeline(const sim::Plan& plan, const DecodeBatch& batch, const MeasureOptions&) override {
+    std::this_thread::sleep_for(per_config_);
+    const Gpu& gpu = *sim::gpu_profile("h100");
+    return testing::timeline_from_prediction(plan, sim::simulate(plan, batch, gpu, cost_params_for(gpu)));
   }
   std::vector<StreamReadPoint> stream_read_sweep() override { return {}; }
 
@@ -165,6 +173,43 @@ TEST(CampaignRun, AFileOfAnotherKindIsRefused) {
   std::ofstream(path) << "a,b,c\n1,2,3\n";
   EXPECT_THROW(resume_measurement_file(path, "x"), InputError);
   std::filesystem::remove(path);
+}
+
+TEST(TimelineRun, WritesOneTraceFilePerConfigurationAndSkipsThemOnARerun) {
+  const Campaign c = small_campaign();
+  const CampaignPlan plan = expand_campaign(c);
+  const std::string dir = temp_csv("timelines");
+  std::filesystem::remove_all(dir);
+  SlowTestMeasurer measurer(std::chrono::milliseconds(0));
+  const TimelineRunResult first = record_campaign_timelines(c, plan, measurer, {dir, 0, "abc", "2026-11-24", "cmd"});
+  EXPECT_EQ(first.recorded, static_cast<int>(plan.configs.size()));
+  for (const CampaignConfig& config : plan.configs) {
+    const MeasuredTimeline t = load_measured_timeline(timeline_path(dir, config));
+    EXPECT_EQ(t.config_id, config.id);
+    EXPECT_EQ(t.workload, config.workload);
+    EXPECT_EQ(t.commit, "abc");
+    EXPECT_EQ(t.device, "test device");
+    EXPECT_FALSE(t.works.empty());
+  }
+  const TimelineRunResult second = record_campaign_timelines(c, plan, measurer, {dir, 0, "abc", "2026-11-24", "cmd"});
+  EXPECT_EQ(second.recorded, 0);
+  EXPECT_EQ(second.already_recorded, static_cast<int>(plan.configs.size()));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TimelineRun, AFolderThatCannotBeMadeFailsBeforeAnyMeasurement) {
+  const Campaign c = small_campaign();
+  const CampaignPlan plan = expand_campaign(c);
+  const std::string file = temp_csv("not_a_folder");
+  { std::ofstream(file) << "x"; }
+  SlowTestMeasurer measurer(std::chrono::milliseconds(0));
+  try {
+    record_campaign_timelines(c, plan, measurer, {file + "/sub", 0, "abc", "d", "cmd"});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "timeline");
+  }
+  std::filesystem::remove(file);
 }
 
 }  // namespace

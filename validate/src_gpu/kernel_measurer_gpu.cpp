@@ -1,5 +1,7 @@
 // The measurer of builds with kernels: MlaRunner on device 0.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <limits>
@@ -51,10 +53,51 @@ class GpuMeasurer final : public KernelMeasurer {
     t.stage1_us = times.stage1_us;
     t.reduce_us = times.reduce_us;
     t.kernel_us = times.total_us;
-    const bool wgmma = runner.decode_kernel() == kernels::DecodeKernel::wgmma;
-    t.kernel = std::string(wgmma ? "mla_decode_wgmma_" : "mla_decode_") +
-               (plan.kernel == sim::KernelKind::persistent ? "persistent" : "splitkv") + "+mla_reduce";
+    t.kernel = kernel_name(runner, plan);
     return t;
+  }
+
+  MeasuredTimeline record_timeline(const sim::Plan& plan, const DecodeBatch& batch, const MeasureOptions& o) override {
+    const kernels::MlaProblem& problem = inputs_for(batch, plan);
+    kernels::MlaRunner runner(plan, problem, kernels::parse_decode_kernel(o.decode));
+    MeasuredTimeline t;
+    t.kernel = kernel_name(runner, plan);
+    t.kernel_us = runner.time({o.warmup, o.repetitions, true, false}).total_us;
+    t.instrumented_kernel_us = runner.time({o.warmup, o.repetitions, true, true}).total_us;
+    const kernels::RunStamps stamps = runner.record_stamps({o.warmup, 0, true, true});
+    uint64_t origin = UINT64_MAX;
+    std::vector<uint64_t> clock;
+    for (const auto& s : stamps.stage1) origin = std::min(origin, s.begin_ns);
+    const auto us = [origin](uint64_t ns) { return ns >= origin ? 1e-3 * static_cast<double>(ns - origin) : 0.0; };
+    for (const auto& s : stamps.stage1) {
+      MeasuredWork w;
+      w.work = s.index;
+      w.workgroup = s.workgroup;
+      w.cu = s.cu;
+      w.begin_us = us(s.begin_ns);
+      w.first_kv_us = us(s.first_kv_ns);
+      w.end_us = us(s.end_ns);
+      t.works.push_back(w);
+      clock.insert(clock.end(), {s.begin_ns, s.first_kv_ns, s.end_ns});
+    }
+    for (const auto& s : stamps.reduce) {
+      t.reduce.push_back({s.index, s.cu, us(s.begin_ns), us(s.end_ns)});
+      clock.insert(clock.end(), {s.begin_ns, s.end_ns});
+    }
+    // The timer's resolution as this run saw it: the smallest step between distinct stamps.
+    std::sort(clock.begin(), clock.end());
+    uint64_t step = 0;
+    for (size_t i = 1; i < clock.size(); ++i)
+      if (clock[i] > clock[i - 1] && (step == 0 || clock[i] - clock[i - 1] < step)) step = clock[i] - clock[i - 1];
+    t.clock_step_ns = static_cast<double>(step);
+    attach_plan_facts(t, plan);
+    return t;
+  }
+
+  static std::string kernel_name(const kernels::MlaRunner& runner, const sim::Plan& plan) {
+    const bool wgmma = runner.decode_kernel() == kernels::DecodeKernel::wgmma;
+    return std::string(wgmma ? "mla_decode_wgmma_" : "mla_decode_") +
+           (plan.kernel == sim::KernelKind::persistent ? "persistent" : "splitkv") + "+mla_reduce";
   }
 
   // A campaign runs every policy on one workload in a row: the inputs are made once for all of them (they depend

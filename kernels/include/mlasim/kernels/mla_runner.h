@@ -20,7 +20,21 @@ struct StageTimes {
 struct TimingOptions {
   int warmup = 3;
   int repetitions = 20;
-  bool flush_l2 = true;  // read a buffer twice the L2 size before every repetition (leaves the L2 clean)
+  bool flush_l2 = true;     // read a buffer twice the L2 size before every repetition (leaves the L2 clean)
+  bool instrument = false;  // launch with the stamp buffers (record_stamps), to time what instrumentation costs
+};
+
+// What one workgroup of an instrumented run recorded: nanoseconds of the GPU's global clock.
+struct WorkgroupStamp {
+  int index = 0;      // stage 1: the work; reduce: the block
+  int workgroup = 0;  // stage 1: the workgroup of the work's cluster (0, or 0..1 for SM pairs)
+  int cu = 0;         // SM / CU id
+  uint64_t begin_ns = 0, first_kv_ns = 0, end_ns = 0;  // first_kv: end of the work's fixed part (stage 1 only)
+};
+
+struct RunStamps {
+  std::vector<WorkgroupStamp> stage1;  // one per (work, workgroup)
+  std::vector<WorkgroupStamp> reduce;  // one per reduce block
 };
 
 // True when a GPU is present and usable.
@@ -54,6 +68,9 @@ class MlaRunner {
   void poison_output();                  // fills the output with NaNs, so unwritten rows show
   std::vector<uint16_t> output() const;  // bf16 bits [q_rows, heads, 512]
   StageTimes time(const TimingOptions& options);
+  // `options.warmup` plain runs, then one instrumented run (L2 flushed first when options.flush_l2), its stamps
+  // read back. Throws GpuError when a workgroup left its stamp unwritten.
+  RunStamps record_stamps(const TimingOptions& options);
 
  private:
   struct Impl;

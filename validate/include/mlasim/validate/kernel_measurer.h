@@ -8,6 +8,7 @@
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/sim/plan.h"
+#include "mlasim/validate/measured_timeline.h"
 
 namespace mlasim::validate {
 
@@ -50,6 +51,11 @@ class KernelMeasurer {
   virtual DeviceInfo device() const = 0;
   // Makes random inputs for `batch`, runs `plan` once to check its output, then times it.
   virtual KernelTiming measure(const sim::Plan& plan, const DecodeBatch& batch, const MeasureOptions& options) = 0;
+  // Runs `plan` instrumented: the per-CU timeline of one run (L2 flushed, after warm-up runs) with the plan's
+  // facts attached, and the kernel's event-timed median with and without instrumentation. The caller fills in
+  // the workload, policy and provenance.
+  virtual MeasuredTimeline record_timeline(const sim::Plan& plan, const DecodeBatch& batch,
+                                           const MeasureOptions& options) = 0;
   // The streaming-read saturation curve: read bandwidth over active SMs and workgroups per SM.
   virtual std::vector<StreamReadPoint> stream_read_sweep() = 0;
 };

@@ -1,0 +1,55 @@
+#pragma once
+// Run-time instrumentation of the kernels: when the launch passes a stamp buffer, one thread of each workgroup
+// records, per work, its SM/CU, its start, the end of its fixed part and its end on the GPU's global clock. A
+// null buffer costs one predictable branch per work (docs/validation.md measures the overhead).
+#include <cstdint>
+
+#include "mla_params.h"
+#include "mlasim/kernels/gpu_runtime.h"
+
+namespace mlasim::kernels {
+
+// Nanoseconds of a clock all SMs/CUs share.
+__device__ __forceinline__ uint64_t global_clock_ns() {
+#if defined(MLASIM_GPU_NVIDIA)
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return __builtin_amdgcn_s_memrealtime() * 10;  // the 100 MHz constant clock of gfx9
+#endif
+}
+
+// The SM (NVIDIA) or CU (AMD: shader engine, array and CU fields of HW_ID, numbered densely) running this
+// workgroup.
+__device__ __forceinline__ uint32_t compute_unit_id() {
+#if defined(MLASIM_GPU_NVIDIA)
+  uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+#else
+  constexpr int kHwIdRegister = 4;  // HW_REG_HW_ID, read whole: simm16 = id | offset << 6 | (size - 1) << 11
+  const uint32_t hw = __builtin_amdgcn_s_getreg(kHwIdRegister | (0 << 6) | (31 << 11));
+  return ((hw >> 13) & 7u) * 32u + ((hw >> 12) & 1u) * 16u + ((hw >> 8) & 15u);
+#endif
+}
+
+__device__ __forceinline__ WorkStamp* work_stamp(const DecodeParams& p, int work, int workgroup) {
+  return p.stamps ? p.stamps + static_cast<int64_t>(work) * p.stamp_stride + workgroup : nullptr;
+}
+
+// Called by one thread each.
+__device__ __forceinline__ void stamp_begin(WorkStamp* s) {
+  if (s) {
+    s->begin_ns = global_clock_ns();
+    s->cu = compute_unit_id();
+  }
+}
+__device__ __forceinline__ void stamp_first_kv(WorkStamp* s) {
+  if (s) s->first_kv_ns = global_clock_ns();
+}
+__device__ __forceinline__ void stamp_end(WorkStamp* s) {
+  if (s) s->end_ns = global_clock_ns();
+}
+
+}  // namespace mlasim::kernels

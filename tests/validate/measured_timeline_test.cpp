@@ -1,0 +1,199 @@
+// Measured timelines: the Chrome-trace file (what Perfetto and chrome://tracing need, and what mlasim reads back),
+// its reader's errors, and the work-by-work comparison with the prediction.
+#include "mlasim/validate/measured_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/evaluation.h"
+#include "mlasim/validate/timeline_comparison.h"
+#include "timeline_from_prediction.h"
+
+namespace mlasim::validate {
+namespace {
+
+using nlohmann::json;
+
+sim::Workload ragged_workload() {
+  sim::Workload w;
+  w.gpu = "h100";
+  w.batch = sim::BatchSpec::list({9000, 300, 4096, 17000, 120, 2048, 6000, 800});
+  w.heads = 16;
+  w.q_dtype = DType::bf16;
+  w.kv_dtype = DType::bf16;
+  w.page_size = 64;
+  return w;
+}
+
+struct Fixture {
+  sim::Workload workload = ragged_workload();
+  sim::WorkloadContext ctx = sim::resolve(workload);
+  sim::Evaluation e = sim::evaluate("aiter-v1", ctx);
+  MeasuredTimeline timeline() const {
+    MeasuredTimeline t = testing::timeline_from_prediction(*e.plan, *e.prediction);
+    t.workload = workload;
+    t.policy = e.source;
+    t.device = "test";
+    return t;
+  }
+};
+
+std::string error_field(const json& j) {
+  try {
+    measured_timeline_from_json(j);
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST(MeasuredTimeline, IsAChromeTraceOfCompleteEventsOneTrackPerCu) {
+  const Fixture f;
+  const MeasuredTimeline t = f.timeline();
+  const json j = json::parse(measured_timeline_to_json(t).dump());
+  ASSERT_TRUE(j.at("traceEvents").is_array());
+  std::set<int> pids, named_pids;
+  int works = 0, fixed = 0, reduce = 0;
+  for (const json& e : j.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "M") {
+      if (e.at("name") == "process_name") named_pids.insert(e.at("pid").get<int>());
+      continue;
+    }
+    ASSERT_EQ(ph, "X");  // complete events only
+    EXPECT_TRUE(e.at("ts").is_number());
+    EXPECT_GE(e.at("dur").get<double>(), 0.0);
+    EXPECT_TRUE(e.at("tid").is_number_integer());
+    pids.insert(e.at("pid").get<int>());
+    if (e.at("cat") == "work") {
+      ++works;
+      for (const char* key : {"work", "request", "kv_start", "kv_end", "partial"})
+        EXPECT_TRUE(e.at("args").contains(key));
+    }
+    fixed += e.at("cat") == "fixed";
+    reduce += e.at("cat") == "reduce";
+  }
+  EXPECT_EQ(works, static_cast<int>(t.works.size()));
+  EXPECT_GT(fixed, 0);
+  EXPECT_EQ(reduce, static_cast<int>(t.reduce.size()));
+  EXPECT_GT(reduce, 0);  // the ragged batch splits, so a reduce runs
+  EXPECT_EQ(pids, (std::set<int>{1, 2}));
+  EXPECT_EQ(named_pids, (std::set<int>{1, 2}));
+  EXPECT_TRUE(is_measured_timeline(j));
+}
+
+TEST(MeasuredTimeline, ReadsBackWhatItWrote) {
+  const Fixture f;
+  const MeasuredTimeline t = f.timeline();
+  const MeasuredTimeline back = measured_timeline_from_json(json::parse(measured_timeline_to_json(t).dump()));
+  EXPECT_EQ(back.workload, t.workload);
+  EXPECT_EQ(back.policy, t.policy);
+  EXPECT_EQ(back.kernel, t.kernel);
+  EXPECT_DOUBLE_EQ(back.kernel_us, t.kernel_us);
+  ASSERT_EQ(back.works.size(), t.works.size());
+  ASSERT_EQ(back.reduce.size(), t.reduce.size());
+  std::map<int, const MeasuredWork*> by_work;
+  for (const MeasuredWork& w : back.works) by_work[w.work] = &w;
+  for (const MeasuredWork& w : t.works) {
+    const MeasuredWork& b = *by_work.at(w.work);
+    EXPECT_EQ(b.cu, w.cu);
+    EXPECT_NEAR(b.begin_us, w.begin_us, 1e-3);
+    EXPECT_NEAR(b.first_kv_us, w.first_kv_us, 2e-3);
+    EXPECT_NEAR(b.end_us, w.end_us, 2e-3);
+    EXPECT_EQ(b.request, w.request);
+    EXPECT_EQ(b.kv_start, w.kv_start);
+    EXPECT_EQ(b.kv_end, w.kv_end);
+    EXPECT_EQ(b.partial, w.partial);
+  }
+}
+
+TEST(MeasuredTimeline, BadFilesNameTheField) {
+  const Fixture f;
+  const json good = json::parse(measured_timeline_to_json(f.timeline()).dump());
+  size_t first_work = 0;
+  while (good["traceEvents"][first_work].value("cat", "") != "work") ++first_work;
+  const std::string ev = "traceEvents[" + std::to_string(first_work) + "]";
+
+  json j = good;
+  j["otherData"].erase("mlasim");
+  EXPECT_EQ(error_field(j), "otherData.mlasim");
+  j = good;
+  j["traceEvents"][first_work]["dur"] = -1.0;
+  EXPECT_EQ(error_field(j), ev + ".dur");
+  j = good;
+  j["traceEvents"][first_work].erase("ts");
+  EXPECT_EQ(error_field(j), ev + ".ts");
+  j = good;
+  j["traceEvents"][first_work]["args"]["first_kv_ts"] = 1e8;
+  EXPECT_EQ(error_field(j), ev + ".args.first_kv_ts");
+  j = good;
+  j["traceEvents"][first_work]["pid"] = 2;
+  EXPECT_EQ(error_field(j), ev + ".pid");
+  j = good;
+  j["otherData"]["mlasim"]["format"] = "something-else";
+  EXPECT_EQ(error_field(j), "otherData.mlasim.format");
+  j = good;
+  j["otherData"]["mlasim"]["workload"]["heads"] = 0;
+  EXPECT_EQ(error_field(j), "otherData.mlasim.workload.heads");
+  j = good;
+  j["surprise"] = 1;
+  EXPECT_EQ(error_field(j), "surprise");
+  j = good;
+  j["traceEvents"] = json::array();
+  EXPECT_EQ(error_field(j), "traceEvents");
+}
+
+TEST(TimelineComparison, AgreesExactlyWithThePredictionItWasMadeFrom) {
+  const Fixture f;
+  const TimelineComparison c = compare_timelines(f.timeline(), *f.e.prediction, f.ctx.gpu.num_cu);
+  EXPECT_EQ(c.works.size(), f.e.plan->works.size());
+  EXPECT_NEAR(c.duration.mape_pct, 0.0, 1e-9);
+  EXPECT_NEAR(c.start_abs_p90_us, 0.0, 1e-9);
+  EXPECT_NEAR(c.measured.stage1_us, c.predicted.stage1_us, 1e-9);
+  EXPECT_NEAR(c.measured.tail_us, c.predicted.tail_us, 1e-9);
+  EXPECT_NEAR(c.measured.mean_fixed_us, c.predicted.mean_fixed_us, 1e-9);
+  EXPECT_EQ(c.measured.active_cus, c.predicted.active_cus);
+  EXPECT_GT(c.measured.tail_us, 0.0);  // a ragged batch under aiter-v1 does not end evenly
+}
+
+TEST(TimelineComparison, MeasuresEachWorksDurationAndStartError) {
+  const Fixture f;
+  MeasuredTimeline t = f.timeline();
+  for (MeasuredWork& w : t.works) {  // every work 25 % longer and 1 us later than predicted
+    const double d = w.end_us - w.begin_us;
+    w.begin_us += 1.0;
+    w.first_kv_us += 1.0;
+    w.end_us = w.begin_us + 1.25 * d;
+  }
+  const TimelineComparison c = compare_timelines(t, *f.e.prediction, f.ctx.gpu.num_cu);
+  for (const WorkComparison& w : c.works) {
+    if (w.measured_end_us - w.measured_begin_us <= 0) continue;
+    EXPECT_NEAR(w.duration_error_pct(), -20.0, 1e-6);
+    EXPECT_NEAR(w.start_error_us(), -1.0, 1e-9);
+  }
+  EXPECT_NEAR(c.duration.mean_signed_pct, -20.0, 1e-6);
+  EXPECT_NEAR(c.start_abs_p50_us, 1.0, 1e-9);
+}
+
+TEST(TimelineComparison, CheckReplansTheWorkloadWithItsPolicy) {
+  const Fixture f;
+  const TimelineCheck check = check_measured_timeline(f.timeline());
+  EXPECT_EQ(check.evaluation.plan->works, f.e.plan->works);
+  EXPECT_EQ(check.evaluation.prediction->metrics.kernel_class, "wgmma-bf16");
+  EXPECT_NEAR(check.comparison.duration.mape_pct, 0.0, 1e-9);
+  const json j = json::parse(timeline_comparison_json(f.timeline(), check, true).dump());
+  EXPECT_EQ(j.at("per_work").size(), f.e.plan->works.size());
+  EXPECT_NE(timeline_comparison_text(f.timeline(), check, false).find("stage-1 tail"), std::string::npos);
+}
+
+TEST(TimelineComparison, ATimelineOfAnotherPlanIsRefused) {
+  const Fixture f;
+  MeasuredTimeline t = f.timeline();
+  t.works.push_back({static_cast<int>(f.e.plan->works.size()) + 5, 0, 0, 0.0, 0.0, 1.0});
+  EXPECT_THROW(compare_timelines(t, *f.e.prediction, f.ctx.gpu.num_cu), InputError);
+}
+
+}  // namespace
+}  // namespace mlasim::validate

@@ -1,0 +1,238 @@
+#include "mlasim/validate/timeline_comparison.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/kernel_choice.h"
+
+namespace mlasim::validate {
+namespace {
+
+struct Interval {
+  double begin = 0, end = 0;
+};
+
+// Busy time of a set of intervals (grid kernels may run two workgroups on one CU at once).
+double union_length(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  double total = 0, begin = 0, end = -1;
+  for (const Interval& i : v) {
+    if (i.begin > end) {
+      if (end > begin) total += end - begin;
+      begin = i.begin;
+      end = i.end;
+    } else {
+      end = std::max(end, i.end);
+    }
+  }
+  if (end > begin) total += end - begin;
+  return total;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Stage-1 facts from per-CU interval lists.
+TimelineFacts facts_of(const std::map<int, std::vector<Interval>>& per_cu, double fixed_sum, int works,
+                       double reduce_end, int gpu_cus) {
+  TimelineFacts f;
+  std::vector<double> ends;
+  double busy = 0;
+  for (const auto& [cu, intervals] : per_cu) {
+    CuActivity a;
+    a.cu = cu;
+    a.works = static_cast<int>(intervals.size());
+    a.busy_us = union_length(intervals);
+    for (const Interval& i : intervals) a.end_us = std::max(a.end_us, i.end);
+    f.stage1_us = std::max(f.stage1_us, a.end_us);
+    ends.push_back(a.end_us);
+    busy += a.busy_us;
+    f.cus.push_back(a);
+  }
+  f.active_cus = static_cast<int>(f.cus.size());
+  f.tail_us = f.stage1_us - median(ends);
+  f.mean_fixed_us = works > 0 ? fixed_sum / works : 0.0;
+  const int cus = std::max(gpu_cus, f.active_cus);
+  f.idle_fraction = f.stage1_us > 0 && cus > 0 ? 1.0 - busy / (f.stage1_us * cus) : 0.0;
+  f.reduce_us = reduce_end > f.stage1_us ? reduce_end - f.stage1_us : 0.0;
+  return f;
+}
+
+}  // namespace
+
+double WorkComparison::duration_error_pct() const {
+  const double measured = measured_end_us - measured_begin_us;
+  return measured > 0 ? 100.0 * ((predicted_end_us - predicted_begin_us) / measured - 1.0) : 0.0;
+}
+
+double WorkComparison::start_error_us() const { return predicted_begin_us - measured_begin_us; }
+
+TimelineComparison compare_timelines(const MeasuredTimeline& measured, const sim::Prediction& prediction, int gpu_cus) {
+  TimelineComparison c;
+  c.gpu_cus = gpu_cus;
+  // Measured: one entry per work, its workgroups merged.
+  std::map<int, WorkComparison> works;
+  std::map<int, std::vector<Interval>> measured_cus;
+  double measured_fixed = 0;
+  for (const MeasuredWork& w : measured.works) {
+    auto [it, fresh] = works.try_emplace(w.work);
+    WorkComparison& wc = it->second;
+    if (fresh) {
+      wc.work = w.work;
+      wc.cu = w.cu;
+      wc.measured_begin_us = w.begin_us;
+      wc.measured_first_kv_us = w.first_kv_us;
+      wc.measured_end_us = w.end_us;
+    } else {
+      if (w.workgroup == 0) wc.cu = w.cu;
+      wc.measured_begin_us = std::min(wc.measured_begin_us, w.begin_us);
+      wc.measured_first_kv_us = std::min(wc.measured_first_kv_us, w.first_kv_us);
+      wc.measured_end_us = std::max(wc.measured_end_us, w.end_us);
+    }
+    measured_cus[w.cu].push_back({w.begin_us, w.end_us});
+  }
+  for (const auto& [index, wc] : works) measured_fixed += wc.measured_first_kv_us - wc.measured_begin_us;
+
+  // Predicted: the simulator's boxes, by work.
+  std::map<int, std::vector<Interval>> predicted_cus;
+  std::vector<const sim::TimelineBox*> box_of;
+  double predicted_fixed = 0;
+  int predicted_works = 0;
+  const sim::Timeline& tl = prediction.timeline;
+  for (size_t r = 0; r < tl.rows.size(); ++r)
+    for (const sim::TimelineBox& b : tl.rows[r]) {
+      if (b.work >= static_cast<int>(box_of.size())) box_of.resize(static_cast<size_t>(b.work) + 1, nullptr);
+      box_of[static_cast<size_t>(b.work)] = &b;
+      predicted_cus[static_cast<int>(r)].push_back({b.begin_us, b.end_us});
+      predicted_fixed += b.stream_us - b.begin_us;
+      ++predicted_works;
+    }
+  std::vector<double> duration_errors, start_errors;
+  for (auto& [index, wc] : works) {
+    if (index >= static_cast<int>(box_of.size()) || box_of[static_cast<size_t>(index)] == nullptr)
+      throw InputError("timeline", fmt::format("work {} is not in the predicted plan ({} works): the timeline was "
+                                               "measured on another plan",
+                                               index, predicted_works));
+    const sim::TimelineBox& b = *box_of[static_cast<size_t>(index)];
+    wc.predicted_begin_us = b.begin_us;
+    wc.predicted_stream_us = b.stream_us;
+    wc.predicted_end_us = b.end_us;
+    duration_errors.push_back(wc.duration_error_pct());
+    start_errors.push_back(wc.start_error_us());
+    c.works.push_back(wc);
+  }
+  c.duration = error_stats(duration_errors);
+  const ErrorStats starts = error_stats(start_errors);
+  c.start_abs_p50_us = starts.p50_pct;
+  c.start_abs_p90_us = starts.p90_pct;
+
+  double measured_reduce_end = 0;
+  for (const MeasuredReduceBlock& b : measured.reduce) measured_reduce_end = std::max(measured_reduce_end, b.end_us);
+  c.measured = facts_of(measured_cus, measured_fixed, static_cast<int>(works.size()), measured_reduce_end, gpu_cus);
+  // The predicted rows are clusters (or grid slots): idle counts the rows the simulator had.
+  c.predicted = facts_of(predicted_cus, predicted_fixed, predicted_works, tl.end_us(), tl.num_clusters);
+  c.predicted.stage1_us = tl.stage1_us;
+  c.predicted.reduce_us = tl.reduce_us;
+  return c;
+}
+
+TimelineCheck check_measured_timeline(const MeasuredTimeline& measured, const std::string& gpu) {
+  sim::Workload w = measured.workload;
+  if (!gpu.empty()) w.gpu = gpu;
+  const sim::WorkloadContext ctx = sim::resolve(w);
+  sim::Evaluation e = sim::evaluate(measured.policy, ctx);
+  // Cost the class that ran (its name is in the file), not the one `auto` would pick on this profile.
+  const KernelClassId cls = sim::kernel_class_of_run(measured.kernel, *e.plan, ctx.batch)
+                                .value_or(sim::auto_kernel_class(*e.plan, ctx.batch, ctx.gpu));
+  e.prediction = std::make_shared<const sim::Prediction>(sim::simulate(*e.plan, ctx.batch, ctx.gpu, ctx.params, cls));
+  const int cus = ctx.clusters > 0 ? ctx.clusters : ctx.gpu.num_cu;
+  return {e, compare_timelines(measured, *e.prediction, cus)};
+}
+
+namespace {
+
+nlohmann::ordered_json facts_json(const TimelineFacts& f) {
+  return {{"stage1_us", f.stage1_us},         {"reduce_us", f.reduce_us},         {"tail_us", f.tail_us},
+          {"mean_fixed_us", f.mean_fixed_us}, {"idle_fraction", f.idle_fraction}, {"active_cus", f.active_cus}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json timeline_comparison_json(const MeasuredTimeline& m, const TimelineCheck& check,
+                                                bool with_works) {
+  const TimelineComparison& c = check.comparison;
+  nlohmann::ordered_json j = {{"workload", sim::workload_to_json(m.workload)},
+                              {"policy", m.policy},
+                              {"kernel", m.kernel},
+                              {"kernel_class", check.evaluation.prediction->metrics.kernel_class},
+                              {"works", c.works.size()},
+                              {"duration_error",
+                               {{"mape_pct", c.duration.mape_pct},
+                                {"p50_pct", c.duration.p50_pct},
+                                {"p90_pct", c.duration.p90_pct},
+                                {"max_pct", c.duration.max_pct},
+                                {"mean_signed_pct", c.duration.mean_signed_pct}}},
+                              {"start_error", {{"p50_abs_us", c.start_abs_p50_us}, {"p90_abs_us", c.start_abs_p90_us}}},
+                              {"measured", facts_json(c.measured)},
+                              {"predicted", facts_json(c.predicted)},
+                              {"instrumentation_overhead_pct", m.overhead_pct()}};
+  if (with_works) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const WorkComparison& w : c.works)
+      rows.push_back({{"work", w.work},
+                      {"cu", w.cu},
+                      {"measured_begin_us", w.measured_begin_us},
+                      {"measured_first_kv_us", w.measured_first_kv_us},
+                      {"measured_end_us", w.measured_end_us},
+                      {"predicted_begin_us", w.predicted_begin_us},
+                      {"predicted_stream_us", w.predicted_stream_us},
+                      {"predicted_end_us", w.predicted_end_us},
+                      {"duration_error_pct", w.duration_error_pct()},
+                      {"start_error_us", w.start_error_us()}});
+    j["per_work"] = rows;
+  }
+  return j;
+}
+
+std::string timeline_comparison_text(const MeasuredTimeline& m, const TimelineCheck& check, bool with_works) {
+  const TimelineComparison& c = check.comparison;
+  std::string s = fmt::format("measured timeline: {} on {} ({}), policy {}\n", m.kernel,
+                              m.device.empty() ? "?" : m.device, m.workload.gpu, m.policy);
+  if (m.overhead_pct() != 0)
+    s += fmt::format("instrumentation: kernel {:.2f} us plain, {:.2f} us instrumented ({:+.2f} %)\n", m.kernel_us,
+                     m.instrumented_kernel_us, m.overhead_pct());
+  if (with_works) {
+    s += fmt::format("{:>6} {:>4} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9}\n", "work", "cu", "meas_beg", "meas_end",
+                     "pred_beg", "pred_end", "dur_err%", "start_us");
+    for (const WorkComparison& w : c.works)
+      s += fmt::format("{:>6} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>+8.1f} {:>+9.2f}\n", w.work, w.cu,
+                       w.measured_begin_us, w.measured_end_us, w.predicted_begin_us, w.predicted_end_us,
+                       w.duration_error_pct(), w.start_error_us());
+  }
+  s += fmt::format(
+      "per-work duration error over {} works: MAPE {:.1f} %, p50 {:.1f} %, p90 {:.1f} %, max {:.1f} %, mean "
+      "signed {:+.1f} %\n",
+      c.works.size(), c.duration.mape_pct, c.duration.p50_pct, c.duration.p90_pct, c.duration.max_pct,
+      c.duration.mean_signed_pct);
+  s += fmt::format("per-work start error: |predicted - measured| p50 {:.2f} us, p90 {:.2f} us\n", c.start_abs_p50_us,
+                   c.start_abs_p90_us);
+  s += fmt::format("{:<28} {:>10} {:>10}\n", "", "measured", "predicted");
+  const auto row = [&s](const char* name, double a, double b, const char* unit) {
+    s += fmt::format("{:<28} {:>10.2f} {:>10.2f} {}\n", name, a, b, unit);
+  };
+  row("stage 1", c.measured.stage1_us, c.predicted.stage1_us, "us");
+  row("stage-1 tail", c.measured.tail_us, c.predicted.tail_us, "us (last end - median CU end)");
+  row("reduce", c.measured.reduce_us, c.predicted.reduce_us, "us");
+  row("mean fixed part of a work", c.measured.mean_fixed_us, c.predicted.mean_fixed_us, "us");
+  row("idle share of CUs", 100.0 * c.measured.idle_fraction, 100.0 * c.predicted.idle_fraction, "% of stage 1");
+  s += fmt::format("{:<28} {:>10} {:>10}\n", "CUs with work", c.measured.active_cus, c.predicted.active_cus);
+  return s;
+}
+
+}  // namespace mlasim::validate
