@@ -1,5 +1,6 @@
 // The kernels against the CPU fp32 reference on random plans of every registered policy. Needs a GPU; skips
-// visibly without one. MLASIM_GPU_TEST_CASES overrides the number of random cases (the sanitizer run uses few).
+// visibly without one. Every case also runs instrumented: the same output, and consistent per-work stamps.
+// MLASIM_GPU_TEST_CASES overrides the number of random cases (the sanitizer run uses few).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mlasim/kernels/gpu_check.h"
 #include "mlasim/kernels/mla_reference.h"
 #include "mlasim/kernels/mla_runner.h"
 #include "mlasim/model/gpu.h"
@@ -48,8 +50,35 @@ int case_count(int fallback) {
 struct CaseResult {
   std::string label;
   ErrorSummary error;
+  ErrorSummary instrumented_error;  // the same launch with its stamp buffers
+  std::string stamp_problem;        // empty when every stamp is consistent
   double tolerance = 0;
 };
+
+// What an instrumented run's stamps must satisfy: one per (work, workgroup), begin <= first KV <= end, an SM the
+// device has, and on a persistent cluster its works one after another in list order.
+std::string stamp_problem(const RunStamps& s, const sim::Plan& plan, int workgroups, int sms) {
+  if (s.stage1.size() != plan.works.size() * static_cast<size_t>(workgroups))
+    return "stage-1 stamps: " + std::to_string(s.stage1.size()) + " for " + std::to_string(plan.works.size()) +
+           " works";
+  for (const WorkgroupStamp& w : s.stage1) {
+    if (!(w.begin_ns <= w.first_kv_ns && w.first_kv_ns <= w.end_ns))
+      return "work " + std::to_string(w.index) + " times";
+    if (w.cu < 0 || w.cu >= sms) return "work " + std::to_string(w.index) + " on SM " + std::to_string(w.cu);
+  }
+  if (plan.kernel == sim::KernelKind::persistent)
+    for (int c = 0; c < plan.num_work_lists(); ++c)
+      for (int i = plan.work_indptr[c] + 1; i < plan.work_indptr[c + 1]; ++i)
+        for (int g = 0; g < workgroups; ++g) {
+          const WorkgroupStamp& prev = s.stage1[static_cast<size_t>((i - 1) * workgroups + g)];
+          const WorkgroupStamp& cur = s.stage1[static_cast<size_t>(i * workgroups + g)];
+          if (cur.begin_ns < prev.end_ns || cur.cu != prev.cu)
+            return "cluster " + std::to_string(c) + ": work " + std::to_string(i) + " overlaps or moved SM";
+        }
+  for (const WorkgroupStamp& b : s.reduce)
+    if (b.end_ns < b.begin_ns || b.cu < 0 || b.cu >= sms) return "reduce block " + std::to_string(b.index);
+  return "";
+}
 
 // One random case, run with the portable kernel and, where the GPU has it, the wgmma kernel too.
 std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std::string>& specs, const Gpu& gpu) {
@@ -76,6 +105,9 @@ std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std
   std::vector<DecodeKernel> kernels{DecodeKernel::portable};
   if (wgmma_decode_available()) kernels.push_back(DecodeKernel::wgmma);
   const auto reference = mla_reference(problem);
+  hipDeviceProp_t prop;
+  MLASIM_GPU_CHECK(hipGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
   std::vector<CaseResult> results;
   for (const DecodeKernel kernel : kernels) {
     MlaRunner runner(plan, problem, kernel);
@@ -83,6 +115,10 @@ std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std
     runner.run();
     CaseResult r;
     r.error = compare_to_reference(runner.output(), reference);
+    runner.poison_output();
+    const RunStamps stamps = runner.record_stamps({1, 0, false, true});
+    r.instrumented_error = compare_to_reference(runner.output(), reference);
+    r.stamp_problem = stamp_problem(stamps, plan, runner.workgroups_per_cluster(), sms);
     r.tolerance = batch.kv_dtype == DType::fp8 ? 6e-2 : 2e-2;
     r.label = spec + " heads=" + std::to_string(heads) + " qlen=" + std::to_string(qlen) +
               " requests=" + std::to_string(requests) + " page=" + std::to_string(batch.page_size) +
@@ -119,6 +155,9 @@ TEST_F(MlaDecodeGpu, RandomPlansMatchCpuReference) {
       EXPECT_TRUE(!r.error.has_nan && r.error.relative() <= r.tolerance)
           << "case " << i << ": " << r.label << " rel err " << r.error.relative() << " (max abs " << r.error.max_abs_err
           << ", scale " << r.error.output_scale << ")";
+      EXPECT_TRUE(!r.instrumented_error.has_nan && r.instrumented_error.relative() <= r.tolerance)
+          << "case " << i << " instrumented: " << r.label << " rel err " << r.instrumented_error.relative();
+      EXPECT_EQ(r.stamp_problem, "") << "case " << i << ": " << r.label;
     }
   }
   std::printf("%d random cases, %d kernel runs (%d on the wgmma kernel%s), worst relative error %.3g\n", cases, runs,
