@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/kernel_class.h"
 #include "mlasim/sim/kernel_choice.h"
 
 namespace mlasim::validate {
@@ -64,6 +66,43 @@ TimelineFacts facts_of(const std::map<int, std::vector<Interval>>& per_cu, doubl
   return f;
 }
 
+int cus_per_cluster(const std::string& class_name) {
+  const std::optional<KernelClassId> id = parse_kernel_class(class_name);
+  return id ? std::max(kernel_class(*id).cus_per_cluster, 1) : 1;
+}
+
+// The place each predicted timeline row ran on. A grid's rows are slots of a CU (rows_per_cu per CU). A persistent
+// plan's rows are clusters, and clusters beyond what the GPU holds at once wait for a free place: each row takes,
+// in order of its first begin, the place that freed first (greedy interval partitioning), so the per-place
+// figures compare with the measured per-CU ones.
+std::vector<int> places_of_rows(const sim::Timeline& tl, const std::string& class_name) {
+  const int rows = static_cast<int>(tl.rows.size());
+  std::vector<int> place(static_cast<size_t>(rows), 0);
+  if (tl.rows_per_cu > 1 || class_name == "grid-nonpersistent") {
+    for (int r = 0; r < rows; ++r) place[static_cast<size_t>(r)] = r / std::max(tl.rows_per_cu, 1);
+    return place;
+  }
+  std::vector<int> order;
+  for (int r = 0; r < rows; ++r)
+    if (!tl.rows[static_cast<size_t>(r)].empty()) order.push_back(r);
+  std::sort(order.begin(), order.end(), [&tl](int a, int b) {
+    return tl.rows[static_cast<size_t>(a)].front().begin_us < tl.rows[static_cast<size_t>(b)].front().begin_us;
+  });
+  std::vector<double> free_at;  // per place, when its last row ended
+  constexpr double kSlackUs = 1e-6;
+  for (int r : order) {
+    const auto& row = tl.rows[static_cast<size_t>(r)];
+    size_t best = free_at.size();
+    for (size_t p = 0; p < free_at.size(); ++p)
+      if (free_at[p] <= row.front().begin_us + kSlackUs && (best == free_at.size() || free_at[p] < free_at[best]))
+        best = p;
+    if (best == free_at.size()) free_at.push_back(0);
+    free_at[best] = row.back().end_us;
+    place[static_cast<size_t>(r)] = static_cast<int>(best);
+  }
+  return place;
+}
+
 }  // namespace
 
 double WorkComparison::duration_error_pct() const {
@@ -99,17 +138,18 @@ TimelineComparison compare_timelines(const MeasuredTimeline& measured, const sim
   }
   for (const auto& [index, wc] : works) measured_fixed += wc.measured_first_kv_us - wc.measured_begin_us;
 
-  // Predicted: the simulator's boxes, by work.
-  std::map<int, std::vector<Interval>> predicted_cus;
+  // Predicted: the simulator's boxes, by work, on the places (CUs, or clusters of CUs) they ran on.
+  std::map<int, std::vector<Interval>> predicted_places;
   std::vector<const sim::TimelineBox*> box_of;
   double predicted_fixed = 0;
   int predicted_works = 0;
   const sim::Timeline& tl = prediction.timeline;
+  const std::vector<int> place = places_of_rows(tl, prediction.metrics.kernel_class);
   for (size_t r = 0; r < tl.rows.size(); ++r)
     for (const sim::TimelineBox& b : tl.rows[r]) {
       if (b.work >= static_cast<int>(box_of.size())) box_of.resize(static_cast<size_t>(b.work) + 1, nullptr);
       box_of[static_cast<size_t>(b.work)] = &b;
-      predicted_cus[static_cast<int>(r)].push_back({b.begin_us, b.end_us});
+      predicted_places[place[r]].push_back({b.begin_us, b.end_us});
       predicted_fixed += b.stream_us - b.begin_us;
       ++predicted_works;
     }
@@ -135,8 +175,10 @@ TimelineComparison compare_timelines(const MeasuredTimeline& measured, const sim
   double measured_reduce_end = 0;
   for (const MeasuredReduceBlock& b : measured.reduce) measured_reduce_end = std::max(measured_reduce_end, b.end_us);
   c.measured = facts_of(measured_cus, measured_fixed, static_cast<int>(works.size()), measured_reduce_end, gpu_cus);
-  // The predicted rows are clusters (or grid slots): idle counts the rows the simulator had.
-  c.predicted = facts_of(predicted_cus, predicted_fixed, predicted_works, tl.end_us(), tl.num_clusters);
+  // A place holds a cluster of CUs: its busy time counts once per CU, as the measured side counts each SM of a pair.
+  const int per_place = cus_per_cluster(prediction.metrics.kernel_class);
+  c.predicted = facts_of(predicted_places, predicted_fixed, predicted_works, tl.end_us(), gpu_cus / per_place);
+  c.predicted.active_cus *= per_place;
   c.predicted.stage1_us = tl.stage1_us;
   c.predicted.reduce_us = tl.reduce_us;
   return c;
@@ -228,7 +270,7 @@ std::string timeline_comparison_text(const MeasuredTimeline& m, const TimelineCh
   };
   row("stage 1", c.measured.stage1_us, c.predicted.stage1_us, "us");
   row("stage-1 tail", c.measured.tail_us, c.predicted.tail_us, "us (last end - median CU end)");
-  row("reduce", c.measured.reduce_us, c.predicted.reduce_us, "us");
+  row("after stage 1 (reduce)", c.measured.reduce_us, c.predicted.reduce_us, "us (to the last reduce end)");
   row("mean fixed part of a work", c.measured.mean_fixed_us, c.predicted.mean_fixed_us, "us");
   row("idle share of CUs", 100.0 * c.measured.idle_fraction, 100.0 * c.predicted.idle_fraction, "% of stage 1");
   s += fmt::format("{:<28} {:>10} {:>10}\n", "CUs with work", c.measured.active_cus, c.predicted.active_cus);

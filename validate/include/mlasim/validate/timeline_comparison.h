@@ -25,7 +25,7 @@ struct WorkComparison {
 
 // What one CU (measured) or one timeline row (predicted) did during stage 1.
 struct CuActivity {
-  int cu = 0;  // CU id (measured) or timeline row (predicted)
+  int cu = 0;  // CU id (measured), or the place a predicted cluster ran on (a CU, or a pair of them)
   int works = 0;
   double busy_us = 0;  // union of its work intervals
   double end_us = 0;   // its last work's end
