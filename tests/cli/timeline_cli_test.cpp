@@ -1,0 +1,79 @@
+// mlasim report --timeline on a committed measured timeline (H100, data/measurements/h100/timelines), and the
+// timeline flags' bad input: one line naming the field, exit 2, no folder or file left behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace mlasim::cli_test {
+namespace {
+
+// Four long requests under AITER's default on the H100: 100 works on 100 SMs.
+const std::string kTimeline = std::string(MLASIM_DATA_DIR) + "/measurements/h100/timelines/cf8ead7df3f69c5ec.json";
+
+size_t line_count(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(TimelineCli, ReportsEveryWorkMeasuredAgainstPredicted) {
+  const CliResult r = run_cli("report --timeline " + kTimeline);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("per-work duration error over 100 works"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage-1 tail"), std::string::npos);
+  EXPECT_NE(r.out.find("instrumentation: kernel"), std::string::npos);
+
+  const CliResult rows = run_cli("report --rows --timeline " + kTimeline);
+  ASSERT_EQ(rows.code, 0) << rows.err;
+  EXPECT_GE(line_count(rows.out), line_count(r.out) + 100);  // a line per work
+}
+
+TEST(TimelineCli, JsonCarriesThePerWorkComparison) {
+  const CliResult r = run_cli("report --format json --timeline " + kTimeline);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("per_work").size(), 100u);
+  EXPECT_EQ(j.at("kernel_class"), "wgmma-fp8");
+  EXPECT_EQ(j.at("measured").at("active_cus"), 100);
+  for (const auto& w : j.at("per_work")) {
+    EXPECT_LE(w.at("measured_begin_us").get<double>(), w.at("measured_first_kv_us").get<double>());
+    EXPECT_LE(w.at("measured_first_kv_us").get<double>(), w.at("measured_end_us").get<double>());
+  }
+  // Another profile predicts the same plan: the comparison changes, the works do not.
+  const CliResult h200 = run_cli("report --format json --gpu h200 --timeline " + kTimeline);
+  ASSERT_EQ(h200.code, 0) << h200.err;
+  EXPECT_EQ(nlohmann::json::parse(h200.out).at("per_work").size(), 100u);
+}
+
+TEST(TimelineCli, BadInputIsOneLineNamingTheField) {
+  const std::string missing = temp_path("missing.json");
+  CliResult r = run_cli("report --timeline " + missing);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("timeline"), std::string::npos) << r.err;
+
+  const std::string scenario = std::string(MLASIM_DATA_DIR) + "/scenarios/atom_msb16_vs_auto.json";
+  r = run_cli("report --timeline " + scenario);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("timeline"), std::string::npos) << r.err;
+
+  r = run_cli("report --timeline " + kTimeline + " --measurements x.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("timeline"), std::string::npos) << r.err;
+
+  r = run_cli("report");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("measurements"), std::string::npos) << r.err;
+}
+
+TEST(TimelineCli, ValidateWithoutKernelsLeavesNoTimelineFolder) {
+  const std::string dir = temp_path("timelines");
+  const CliResult r =
+      run_cli("validate " + std::string(MLASIM_DATA_DIR) + "/campaigns/timelines.json --timeline " + dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+}  // namespace
+}  // namespace mlasim::cli_test
