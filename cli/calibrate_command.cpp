@@ -42,6 +42,7 @@ void run_calibrate(const CalibrateOptions& o) {
   if (o.measurements.files.empty() && o.stream_read.empty() && o.kernel_params_from.empty())
     throw InputError("measurements", "give --measurements FILE, --stream-read FILE or --kernel-params-from PROFILE");
   const std::string date = o.date.empty() ? today() : o.date;
+  if (!o.out.empty()) check_writable(o.out);  // before the fit, not after it
   Gpu gpu = load_gpu(o.measurements.gpu);
   std::string profile = read_text_file(o.measurements.profile_path(), "gpu");
   std::map<std::string, GpuParam> set;  // parameters taken from elsewhere before any fit

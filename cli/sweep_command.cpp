@@ -45,6 +45,7 @@ void run_sweep_command(const SweepOptions& o) {
   grid.shape = one;
   grid.qo_len = one.qo_lens.front();
   sim::validate_sweep(grid);
+  check_writable(o.out);
 
   ProgressBar bar(!o.quiet);
   const auto start = std::chrono::steady_clock::now();

@@ -119,6 +119,8 @@ void run_validate(const ValidateOptions& o) {
   if (o.out.empty() && o.timeline.empty())
     throw InputError("out", "needs the measurement CSV to write (or resume), or --timeline DIR");
   if (o.max_seconds < 0) throw InputError("max-seconds", "must be >= 0, got " + fmt::format("{}", o.max_seconds));
+  if (!o.out.empty()) check_writable(o.out);  // resumed when it exists; the run appends to it
+  if (!o.stream_out.empty()) check_writable(o.stream_out, "stream-out");
   const std::unique_ptr<validate::KernelMeasurer> measurer = validate::open_kernel_measurer();
   validate::CampaignRunOptions run;
   run.out = o.out;

@@ -76,8 +76,18 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
   g.lds_per_cu_kib = j.value("lds_per_cu_kib", 0.0);
   g.l2_mib = j.value("l2_mib", 0.0);
   if (j.contains("matrix_tflops")) {
-    g.bf16_tflops = j["matrix_tflops"].value("bf16", 0.0);
-    g.fp8_tflops = j["matrix_tflops"].value("fp8", 0.0);
+    // Given, a peak must be a positive number: 0 would read as "no compute limit" (a profile leaves it out for that).
+    const json& m = j["matrix_tflops"];
+    if (!m.is_object())
+      throw InputError("gpu.matrix_tflops", "must be an object {\"bf16\": T, \"fp8\": T} in " + origin);
+    for (const auto& [key, value] : m.items()) {
+      if (key != "bf16" && key != "fp8")
+        throw InputError("gpu.matrix_tflops." + key, "is not a dtype here; allowed: bf16, fp8 in " + origin);
+      if (!value.is_number() || !(value.get<double>() > 0))
+        throw InputError("gpu.matrix_tflops." + key,
+                         "must be a number > 0 (dense TFLOP/s), got " + value.dump() + " in " + origin);
+      (key == "bf16" ? g.bf16_tflops : g.fp8_tflops) = value.get<double>();
+    }
   }
   if (j.contains("sources"))
     for (const auto& [k, v] : j["sources"].items()) g.sources[k] = v.get<std::string>();

@@ -40,4 +40,16 @@ void write_file_atomically(const std::string& path, const std::string& text, con
   if (ec) fail(ec.message());
 }
 
+void check_writable(const std::string& path, const std::string& field) {
+  std::error_code ec;
+  if (path.empty()) throw InputError(field, "needs a file name");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(field, path + ": cannot write (it is a folder)");
+  const std::string probe = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(field, path + ": cannot write (" + std::strerror(errno) + ")");
+  }
+  std::filesystem::remove(probe, ec);
+}
+
 }  // namespace mlasim

@@ -48,6 +48,13 @@ struct Record {
       fail(name, "must be empty or a number >= 0");
     return v;
   }
+
+  // A measured time or ratio: a run that took no time measured nothing (errors against it would be infinite).
+  std::optional<double> optional_positive(const std::string& name) const {
+    const std::optional<double> v = optional_real(name);
+    if (v && *v <= 0) fail(name, "must be empty or a number > 0");
+    return v;
+  }
 };
 
 MeasurementRow parse_row(const Record& r) {
@@ -69,10 +76,10 @@ MeasurementRow parse_row(const Record& r) {
   }
   m.page_size = r.integer("page_size", 1);
   m.clusters = r.integer("clusters", 0);
-  m.stage1_us = r.optional_real("stage1_us");
-  m.reduce_us = r.optional_real("reduce_us");
-  m.kernel_us = r.optional_real("kernel_us");
-  if (r.column.count("time_ratio")) m.time_ratio = r.optional_real("time_ratio");
+  m.stage1_us = r.optional_positive("stage1_us");
+  m.reduce_us = r.optional_real("reduce_us");  // 0: no reduce ran
+  m.kernel_us = r.optional_positive("kernel_us");
+  if (r.column.count("time_ratio")) m.time_ratio = r.optional_positive("time_ratio");
   if (r.column.count("vs_policy")) m.vs_policy = r.text("vs_policy");
   if (m.time_ratio.has_value() != !m.vs_policy.empty())
     r.fail("vs_policy", "a time_ratio needs a vs_policy and a vs_policy a time_ratio");
