@@ -2,11 +2,12 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan build-tsan run test test-asan test-tsan bench kernels-check gpu-test format-check clean
+.PHONY: all deps build build-asan build-tsan build-fuzz run test test-asan test-tsan fuzz fuzz-long bench kernels-check gpu-test format-check clean
 
 all: build
 
@@ -37,6 +38,15 @@ $(TSAN_BUILD)/CMakeCache.txt:
 build-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target mlasim mlasim_cli_tests mlasim_sim_tests mlasim_validate_tests
 
+# libFuzzer targets (fuzz/, docs/reliability.md): clang-15 with ASan + UBSan, the libraries only (no GUI, CLI,
+# bench, kernels or tests).
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD) $(GENERATOR) -DCMAKE_C_COMPILER=clang-15 -DCMAKE_CXX_COMPILER=clang++-15 \
+	  -DMLASIM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
 # The README's main job: ATOM's change of max_split_per_batch 16 -> -1 for batch 4 x 100000 tokens, 16 heads,
 # fp8 on MI355X: both plans, their predicted occupancy and kernel time, and the predicted uplift.
 EXAMPLE := --gpu mi355x --batch 4 --context 100000 --heads 16 --q-dtype fp8 --kv-dtype fp8
@@ -58,8 +68,8 @@ cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L cli
 cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L 'sim|validate' -R 'Sweep|CsvWriter|CampaignRun'
 endef
 
-# Release, then ASan + UBSan, then TSan.
-test: format-check build build-asan build-tsan kernels-check
+# Release, then ASan + UBSan, then TSan, then a short run of every fuzz target.
+test: format-check build build-asan build-tsan kernels-check fuzz
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
 	$(TSAN_CTEST)
@@ -69,6 +79,34 @@ test-asan: build-asan
 
 test-tsan: build-tsan
 	$(TSAN_CTEST)
+
+# Each fuzz target runs one at a time (one process) on a copy of its seed corpus in a temporary directory, so the
+# committed seeds stay as they are; a crash leaves its input in $(FUZZ_BUILD)/artifacts/ and fails the run.
+# `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-long` runs each for FUZZ_RUNS inputs (the documented run).
+FUZZ_SECONDS ?= 5
+FUZZ_RUNS ?= 1000000
+FUZZ_TARGETS := $(patsubst fuzz/%_fuzz.cpp,%,$(wildcard fuzz/*_fuzz.cpp))
+FUZZ_FLAGS := -timeout=60 -rss_limit_mb=4096 -print_final_stats=1
+define FUZZ_RUN
+@mkdir -p $(FUZZ_BUILD)/artifacts
+@work=$$(mktemp -d) && trap 'rm -rf "$$work"' EXIT && \
+for t in $(FUZZ_TARGETS); do \
+  cp -r fuzz/corpus/$$t $$work/$$t && \
+  printf '%-22s ' "$$t" && \
+  if $(FUZZ_BUILD)/fuzz/$${t}_fuzz $(1) $(FUZZ_FLAGS) -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t- \
+       $$work/$$t >$$work/$$t.log 2>&1; then \
+    grep -E '^#[0-9]+' $$work/$$t.log | tail -n 1 | sed -E 's/^#([0-9]+)[^c]*(cov: [0-9]+ ft: [0-9]+).*/runs \1 \2/' \
+      | tr '\n' ' '; \
+    grep -E 'average_exec_per_sec' $$work/$$t.log | sed -E 's/.*: /exec\/s /'; \
+  else tail -n 40 $$work/$$t.log; exit 1; fi; \
+done
+endef
+
+fuzz: build-fuzz
+	$(call FUZZ_RUN,-max_total_time=$(FUZZ_SECONDS))
+
+fuzz-long: build-fuzz
+	$(call FUZZ_RUN,-runs=$(FUZZ_RUNS))
 
 # Every C++ and CUDA source as .clang-format formats it (clang-format --dry-run: changes nothing, lists offenders);
 # data/ keeps its probes as they were measured.

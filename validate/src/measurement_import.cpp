@@ -177,9 +177,10 @@ void import_table(const Table& t, const std::string& origin, const ImportContext
     if (cells.size() != t.header.size())
       throw InputError("aiter-log",
                        fmt::format("{}: {} cells for {} columns", line_where, cells.size(), t.header.size()));
-    const auto cell = [&](const std::string& name) {
+    // The row's cells by an init-capture: clang before 16 cannot capture a structured binding (the fuzz build).
+    const auto cell = [&, &row_cells = cells](const std::string& name) {
       const size_t i = column.at(name);
-      return Cell{cells[i], t.header[i], fmt::format("{}, column {} ({})", line_where, i + 1, t.header[i])};
+      return Cell{row_cells[i], t.header[i], fmt::format("{}, column {} ({})", line_where, i + 1, t.header[i])};
     };
     MeasurementRow row;
     row.gpu = ctx.gpu;

@@ -1,0 +1,46 @@
+// Plan -> check -> simulate on batches the bytes describe: up to 4096 requests of up to 10M KV tokens, every
+// registered policy with knob values from its domains, every GPU profile of data/gpus. The planner either plans
+// or throws one InputError; a plan passes sim::check_plan, simulates without an error, and its timeline is
+// consistent (fuzz_timeline.h).
+#include "fuzz_batch.h"
+#include "fuzz_contract.h"
+#include "fuzz_timeline.h"
+#include "mlasim/model/cost_model.h"
+#include "mlasim/sim/plan_checks.h"
+#include "mlasim/sim/simulator.h"
+#include "mlasim/sim/split_policy.h"
+
+using namespace mlasim;
+
+namespace {
+
+// Plans with more works than this are checked but not simulated: the fuzzer's throughput matters more than the
+// few giant plans (the fixed policy's 1024 splits x 4096 requests), and the simulator's cost grows with the works.
+constexpr int kMaxSimulatedWorks = 1 << 16;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  const Gpu& gpu = fuzz::pick_gpu(in);
+  const std::string spec = fuzz::pick_policy_spec(in);
+  const int clusters = fuzz::pick_clusters(in, gpu);
+  const DecodeBatch batch = fuzz::pick_batch(in, fuzz::BatchLimits{});
+  sim::Plan plan;
+  bool planned = false;
+  fuzz::expect_result_or_input_error([&] {
+    batch.validate();
+    plan = sim::make_policy(spec)->plan(sim::PlanRequest{batch, gpu, clusters});
+    planned = true;
+  });
+  if (!planned) return 0;
+  const std::vector<std::string> problems = sim::check_plan(plan, batch);
+  if (!problems.empty()) fuzz::contract_violation(spec + " on " + gpu.name + ": " + problems.front());
+  if (plan.num_works() > kMaxSimulatedWorks) return 0;
+  try {
+    fuzz::check_timeline(plan, sim::simulate(plan, batch, gpu, cost_params_for(gpu)));
+  } catch (const std::exception& e) {
+    fuzz::contract_violation(spec + " on " + gpu.name + ": simulating a checked plan threw: " + e.what());
+  }
+  return 0;
+}
