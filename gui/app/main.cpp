@@ -1,4 +1,5 @@
-// mlasim-gui: the policy explorer window, or with --render the same timeline picture written headless.
+// mlasim-gui: the policy explorer window, or with --render the same timeline picture written headless (of a
+// scenario, or of a measured timeline above its prediction).
 #include <CLI/CLI.hpp>
 #include <QApplication>
 #include <QEventLoop>
@@ -71,7 +72,9 @@ int main(int argc, char** argv) {
   std::string out_path;
   mlasim::gui::ExportOptions options;
   cli.add_option("scenario", scenario, "scenario JSON to open (data/scenarios/*.json)");
-  cli.add_option("--render", render_path, "render this scenario's timeline without a window (needs --out)");
+  cli.add_option("--render", render_path,
+                 "render the timeline of this scenario, or this measured timeline above its prediction, without a "
+                 "window (needs --out)");
   cli.add_option("--out", out_path, "file to write with --render: .png, .svg or .csv");
   cli.add_option("--width", options.width, "picture width in pixels (--render)")->capture_default_str();
   cli.add_option("--row-height", options.row_height, "pixels per cluster row (--render)")->capture_default_str();
@@ -86,6 +89,9 @@ int main(int argc, char** argv) {
   cli.add_option("--select", select, "the request --screenshot shows selected (validation: the point)");
   std::string open_measurements;
   cli.add_option("--measurements", open_measurements, "measurement file to show in the Validation tab");
+  std::string open_timeline;
+  cli.add_option("--timeline", open_timeline,
+                 "measured timeline (mlasim validate --timeline) to show above the prediction of its plan");
   std::vector<std::string> measurements;
   std::string gpu = "h100";
   std::string out_dir;
@@ -107,7 +113,7 @@ int main(int argc, char** argv) {
     }
     if (render) {
       if (out_path.empty()) throw mlasim::InputError("out", "--render needs --out FILE.png, FILE.svg or FILE.csv");
-      mlasim::gui::render_scenario(render_path, out_path, options);
+      mlasim::gui::render_file(render_path, out_path, options);
       return 0;
     }
     mlasim::gui::MainWindow window;
@@ -116,6 +122,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (!open_measurements.empty() && !window.open_measurements(QString::fromStdString(open_measurements))) {
+      std::cerr << "mlasim-gui: error: " << window.last_error().toStdString() << "\n";
+      return 2;
+    }
+    if (!open_timeline.empty() && !window.open_measured_timeline(QString::fromStdString(open_timeline))) {
       std::cerr << "mlasim-gui: error: " << window.last_error().toStdString() << "\n";
       return 2;
     }

@@ -6,8 +6,10 @@
 #include <QSvgGenerator>
 #include <fmt/format.h>
 
+#include "mlasim/gui/measured_lane.h"
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/json_fields.h"
 #include "mlasim/sim/metrics_format.h"
 #include "mlasim/sim/report.h"
 #include "mlasim/sim/scenario.h"
@@ -60,12 +62,18 @@ std::string timeline_csv(const TimelineScene& scene) {
     for (size_t row = 0; row < tl.rows.size(); ++row)
       for (const sim::TimelineBox& b : tl.rows[row]) {
         const sim::WorkInfo& w = lane.plan->works[static_cast<size_t>(b.work)];
-        out += fmt::format("{},{},work,{},{},{},{},{},{},{},{},,{},{}\n", name, source, row, b.work, b.request,
+        const size_t shown_row = lane.measured ? static_cast<size_t>(lane.measured->row_cu[row]) : row;
+        out += fmt::format("{},{},work,{},{},{},{},{},{},{},{},,{},{}\n", name, source, shown_row, b.work, b.request,
                            b.partial ? 1 : 0, w.qo_start, w.qo_end, b.kv_start, b.kv_end, b.begin_us, b.end_us);
       }
-    for (const sim::ReduceBox& r : tl.reduce)
+    for (const sim::ReduceBox& r : tl.reduce) {
+      if (lane.kind == LaneKind::measured) {
+        out += fmt::format("{},{},reduce,{},{},,0,,,,,,{},{}\n", name, source, r.cu, r.block, r.begin_us, r.end_us);
+        continue;
+      }
       out += fmt::format("{},{},reduce,{},{},{},0,,,,,{},{},{}\n", name, source, r.cu, r.tile, r.request, r.partials,
                          r.begin_us, r.end_us);
+    }
   }
   return out;
 }
@@ -117,12 +125,32 @@ void export_scene(const TimelineScene& scene, const std::string& path, const Exp
   }
 }
 
-void render_scenario(const std::string& scenario_path, const std::string& out_path, const ExportOptions& options) {
-  const sim::Scenario scenario = sim::load_scenario(scenario_path);
+namespace {
+
+void render_scenario(const sim::Scenario& scenario, const std::string& out_path, const ExportOptions& options) {
   const sim::WorkloadContext ctx = sim::resolve(scenario.workload);
   const sim::Evaluation a = sim::evaluate(scenario.spec("A", 0), ctx);
   const sim::Evaluation b = sim::evaluate(scenario.spec("B", 1), ctx);
   export_scene(make_scene(&a, &b), out_path, options);
+}
+
+}  // namespace
+
+void render_scenario(const std::string& scenario_path, const std::string& out_path, const ExportOptions& options) {
+  render_scenario(sim::load_scenario(scenario_path), out_path, options);
+}
+
+void render_file(const std::string& path, const std::string& out_path, const ExportOptions& options) {
+  const nlohmann::json j = read_json_file(path, "render");
+  if (validate::is_measured_timeline(j))
+    return export_scene(make_measured_scene(check_timeline_json(j, path)), out_path, options);
+  sim::Scenario scenario;
+  try {
+    scenario = sim::scenario_from_json(j);
+  } catch (const InputError& e) {
+    throw InputError("scenario", path + ": " + e.what());  // as sim::load_scenario says it
+  }
+  render_scenario(scenario, out_path, options);
 }
 
 }  // namespace mlasim::gui

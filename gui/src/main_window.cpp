@@ -28,6 +28,8 @@
 #include <nlohmann/json.hpp>
 
 #include "mlasim/gui/export.h"
+#include "mlasim/gui/measured_lane.h"
+#include "mlasim/gui/measured_metrics_model.h"
 #include "mlasim/gui/metrics_model.h"
 #include "mlasim/gui/policy_panel.h"
 #include "mlasim/gui/sweep_view.h"
@@ -93,11 +95,25 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   big.setPointSizeF(big.pointSizeF() * 1.25);
   big.setBold(true);
   uplift_label_->setFont(big);
+  measured_metrics_ = new MeasuredMetricsModel(this);
+  measured_table_ = new QTableView;
+  measured_table_->setModel(measured_metrics_);
+  measured_table_->verticalHeader()->hide();
+  measured_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  measured_table_->horizontalHeader()->setStretchLastSection(true);
+  measured_table_->setSelectionMode(QAbstractItemView::NoSelection);
+  measured_table_->hide();
+  measured_label_ = new QLabel;
+  measured_label_->setObjectName(QStringLiteral("measured"));
+  measured_label_->setWordWrap(true);
+  measured_label_->hide();
   auto* metrics_box = new QWidget;
   metrics_box->setMinimumWidth(440);
   auto* metrics_layout = new QVBoxLayout(metrics_box);
   metrics_layout->addWidget(uplift_label_);
   metrics_layout->addWidget(metrics_table, 1);
+  metrics_layout->addWidget(measured_label_);
+  metrics_layout->addWidget(measured_table_, 1);
   auto* metrics_dock = new QDockWidget(tr("Metrics"));
   metrics_dock->setObjectName(QStringLiteral("metrics"));
   metrics_dock->setWidget(metrics_box);
@@ -165,8 +181,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       recompute();
     });
   connect(timeline_, &TimelineView::requestSelected, this, &MainWindow::select_request);
-  connect(work_lane_, &QComboBox::currentIndexChanged, this, [this](int lane) {
-    works_->set_lane(scene_, lane);
+  connect(work_lane_, &QComboBox::currentIndexChanged, this, [this](int side) {
+    works_->set_lane(scene_, lane_of_side(side));
     select_request(timeline_->selected_request());
   });
   connect(work_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -207,6 +223,9 @@ void MainWindow::build_menus() {
   file->addAction(tr("Export &metrics CSV..."), this, &MainWindow::export_metrics_with_dialog);
   file->addSeparator();
   file->addAction(tr("Open mea&surements..."), this, &MainWindow::open_measurements_with_dialog);
+  file->addAction(tr("Open measured &timeline..."), this, &MainWindow::open_measured_timeline_with_dialog);
+  close_measured_action_ = file->addAction(tr("C&lose measured timeline"), this, &MainWindow::close_measured_timeline);
+  close_measured_action_->setEnabled(false);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -275,8 +294,21 @@ bool MainWindow::recompute() {
   }
   std::array<std::optional<sim::Evaluation>, 2> next;
   QStringList notes;
+  if (measured_) {
+    // A is the measured timeline's checked plan while the forms still make that plan; else the lane goes.
+    if (!imported_[0] && current.workload == measured_->workload && policies_[0]->spec() == measured_->policy) {
+      next[0] = measured_->data.check->evaluation;
+    } else {
+      notes << tr("Closed the measured timeline %1: the workload or policy A no longer make its plan.")
+                   .arg(QFileInfo(qstr(measured_->data.path)).fileName());
+      measured_.reset();
+      close_measured_action_->setEnabled(false);
+    }
+  }
   for (int s = 0; s < 2; ++s) {
     const size_t i = static_cast<size_t>(s);
+    current.policies[i].spec = policies_[i]->spec();
+    if (next[i]) continue;
     if (imported_[i]) {
       try {
         next[i] = sim::evaluate_plan(*imported_[i], imported_origin_[i].toStdString(), *ctx);
@@ -287,7 +319,6 @@ bool MainWindow::recompute() {
         policies_[i]->set_note({});
       }
     }
-    current.policies[i].spec = policies_[i]->spec();
     if (next[i]) continue;
     try {
       next[i] = sim::evaluate(current.policies[i].spec, *ctx);
@@ -309,14 +340,31 @@ bool MainWindow::recompute() {
 }
 
 void MainWindow::show_results() {
-  scene_ = std::make_shared<const TimelineScene>(make_scene(side(0), side(1)));
+  std::vector<TimelineLane> lanes;
+  if (measured_) lanes.push_back(measured_->lane);
+  for (int s = 0; s < 2; ++s)
+    if (side(s)) lanes.push_back(make_lane(side_name(s), *side(s)));
+  scene_ = std::make_shared<const TimelineScene>(make_scene(std::move(lanes)));
   if (timeline_->selected_request() >= scene_->num_requests) timeline_->set_selected_request(-1);
   timeline_->set_scene(scene_);
   metrics_->set_results(side(0), side(1));
+  measured_metrics_->set_comparison(measured_ ? &measured_->data.check->comparison : nullptr);
+  measured_table_->setVisible(measured_.has_value());
+  measured_label_->setVisible(measured_.has_value());
+  if (measured_) {
+    const validate::MeasuredTimeline& m = *measured_->data.timeline;
+    QString line = tr("Measured timeline %1: %2%3, %4 works, measured against A (the same plan)")
+                       .arg(QFileInfo(qstr(measured_->data.path)).fileName(), qstr(m.kernel),
+                            m.device.empty() ? QString() : tr(" on %1").arg(qstr(m.device)))
+                       .arg(measured_->data.check->comparison.works.size());
+    if (m.overhead_pct() != 0)
+      line += tr("; the stamps add %1 % to the kernel time").arg(QString::number(m.overhead_pct(), 'f', 1));
+    measured_label_->setText(line);
+  }
   uplift_label_->setText(side(0) && side(1)
                              ? uplift_text(sim::speedup(side(0)->prediction->metrics, side(1)->prediction->metrics))
                              : QString());
-  works_->set_lane(scene_, work_lane_->currentIndex());
+  works_->set_lane(scene_, lane_of_side(work_lane_->currentIndex()));
   if (timeline_->selected_request() >= 0) select_request(timeline_->selected_request());
   // The plan text of a large batch is long; it is written only while its tab is shown.
   if (tabs_->currentWidget() == plan_text_ && context_) {
@@ -421,6 +469,13 @@ bool MainWindow::import_plan(int s, const QString& path) {
     }
     const std::string origin = QFileInfo(path).fileName().toStdString();
     sim::Evaluation result = sim::evaluate_plan(plan, origin, *context_);
+    if (s == 0 && measured_) {
+      // The measured lane belongs to A's checked plan, which the imported one replaces.
+      statusBar()->showMessage(tr("Closed the measured timeline %1: A shows an imported plan.")
+                                   .arg(QFileInfo(qstr(measured_->data.path)).fileName()));
+      measured_.reset();
+      close_measured_action_->setEnabled(false);
+    }
     imported_[i] = std::move(plan);
     imported_origin_[i] = qstr(origin);
     results_[i] = std::move(result);
@@ -524,6 +579,59 @@ bool MainWindow::show_measured_row(int index) {
   return true;
 }
 
+bool MainWindow::open_measured_timeline(const QString& path) {
+  std::optional<OpenTimeline> previous = std::move(measured_);
+  measured_.reset();
+  try {
+    MeasuredCheck checked = check_timeline_file(path.toStdString());  // its errors name the file and field
+    const validate::MeasuredTimeline& m = *checked.timeline;
+    const std::string file = QFileInfo(path).fileName().toStdString();
+    sim::Scenario s;
+    s.name = file;
+    s.description = "measured " + m.kernel + (m.device.empty() ? "" : " on " + m.device);
+    s.workload = m.workload;
+    s.policies = {{"A", m.policy}, {"B", policies_[1]->spec()}};
+    try {
+      try {
+        set_scenario(s);
+      } catch (const InputError& e) {
+        if (e.field() != "policies.B") throw;
+        s.policies[1].spec = m.policy;  // B's policy cannot plan this workload: B shows the timeline's as well
+        set_scenario(s);
+      }
+    } catch (const InputError& e) {
+      throw InputError("timeline", path.toStdString() + ": " + e.what());
+    }
+    // The forms as they now stand make the checked plan: A shows it until an edit changes them.
+    measured_ = OpenTimeline{checked, make_measured_lane(checked), workload_->workload(), policies_[0]->spec()};
+  } catch (const InputError& e) {
+    measured_ = std::move(previous);
+    show_error(tr("Cannot open the measured timeline: %1").arg(qstr(e.what())));
+    return false;
+  }
+  close_measured_action_->setEnabled(true);
+  recompute();
+  timeline_->zoom_to_fit();  // the measured runs may end past the predicted ones
+  scenario_path_.clear();    // Save asks where: the shown workload came from the timeline
+  setWindowTitle(tr("%1 - mlasim policy explorer").arg(QFileInfo(path).fileName()));
+  show_tab(QStringLiteral("timeline"));
+  const validate::TimelineComparison& c = measured_->data.check->comparison;
+  statusBar()->showMessage(tr("Measured timeline %1: %2 works, duration MAPE %3 %, stage 1 measured %4, "
+                              "predicted %5")
+                               .arg(QFileInfo(path).fileName())
+                               .arg(c.works.size())
+                               .arg(QString::number(c.duration.mape_pct, 'f', 1), format_us(c.measured.stage1_us),
+                                    format_us(c.predicted.stage1_us)));
+  return true;
+}
+
+void MainWindow::close_measured_timeline() {
+  if (!measured_) return;
+  measured_.reset();
+  close_measured_action_->setEnabled(false);
+  recompute();
+}
+
 void MainWindow::warn(const QString& title) { QMessageBox::warning(this, title, last_error_); }
 
 void MainWindow::open_with_dialog() {
@@ -557,6 +665,12 @@ void MainWindow::open_measurements_with_dialog() {
     show_tab(QStringLiteral("validation"));
     open_measurements(path);  // a failure is the error line in the tab
   }
+}
+
+void MainWindow::open_measured_timeline_with_dialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open measured timeline"), QString(),
+                                                    tr("Measured timelines (*.json);;All files (*)"));
+  if (!path.isEmpty() && !open_measured_timeline(path)) warn(tr("Cannot open the measured timeline"));
 }
 
 void MainWindow::export_metrics_with_dialog() {

@@ -24,6 +24,19 @@ QString lane_summary(const sim::Metrics& m, int rows) {
       .arg(m.num_partials);
 }
 
+QString measured_lane_title(const TimelineLane& lane) {
+  const validate::MeasuredTimeline& m = *lane.measured->timeline;
+  const sim::Timeline& tl = lane.timeline();
+  QString title = QStringLiteral("measured  %1").arg(QString::fromStdString(m.kernel));
+  if (!m.device.empty()) title += QStringLiteral(" on %1").arg(QString::fromStdString(m.device));
+  title += QStringLiteral("   stage 1 %1 + reduce %2 · %3 CUs with work · %4 works")
+               .arg(format_us(tl.stage1_us), format_us(tl.reduce_us))
+               .arg(tl.rows.size())
+               .arg(lane.measured->check->comparison.works.size());
+  if (m.kernel_us > 0) title += QStringLiteral(" · kernel %1 without stamps").arg(format_us(m.kernel_us));
+  return title;
+}
+
 QString uplift_text(double speedup) {
   if (!(speedup > 0)) return {};
   const double pct = (speedup - 1) * 100;
@@ -33,8 +46,50 @@ QString uplift_text(double speedup) {
            QString(pct >= 0 ? "+" : ""), QString::number(pct, 'f', 1));
 }
 
+namespace {
+
+QString signed_number(double value, int decimals) {
+  return QString(value >= 0 ? "+" : "") + QString::number(value, 'f', decimals);
+}
+
+QString measured_tooltip(const TimelineLane& lane, const TimelineLayout::Hit& hit) {
+  const sim::Timeline& tl = lane.timeline();
+  if (hit.reduce) {
+    const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(hit.index)];
+    return QStringLiteral("measured · reduce block %1 on CU %2\n%3 → %4 (%5)")
+        .arg(r.block)
+        .arg(r.cu)
+        .arg(format_us(r.begin_us), format_us(r.end_us), format_us(r.end_us - r.begin_us));
+  }
+  const sim::TimelineBox& b = tl.rows[static_cast<size_t>(hit.row)][static_cast<size_t>(hit.index)];
+  QString tip =
+      QStringLiteral(
+          "measured · CU %1 · work %2\nrequest %3, %4\nkv pages [%5, %6) = %7 pages\n"
+          "measured %8 → %9 (%10; fixed part to %11)")
+          .arg(lane.measured->row_cu[static_cast<size_t>(hit.row)])
+          .arg(b.work)
+          .arg(b.request)
+          .arg(b.partial ? QStringLiteral("partial") : QStringLiteral("final output"))
+          .arg(b.kv_start)
+          .arg(b.kv_end)
+          .arg(b.kv_end - b.kv_start)
+          .arg(format_us(b.begin_us), format_us(b.end_us), format_us(b.end_us - b.begin_us), format_us(b.stream_us));
+  if (const validate::WorkComparison* c = lane.measured->comparison(b.work)) {
+    const double error = c->duration_error_pct();
+    tip += QStringLiteral("\npredicted %1 → %2 (%3)\nduration error %4 % (%5), start error %6 µs")
+               .arg(format_us(c->predicted_begin_us), format_us(c->predicted_end_us),
+                    format_us(c->predicted_end_us - c->predicted_begin_us), signed_number(error, 1),
+                    error >= 0 ? QStringLiteral("predicted too slow") : QStringLiteral("predicted too fast"),
+                    signed_number(c->start_error_us(), 2));
+  }
+  return tip;
+}
+
+}  // namespace
+
 QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit) {
   const TimelineLane& lane = scene.lanes[static_cast<size_t>(hit.lane)];
+  if (lane.kind == LaneKind::measured) return measured_tooltip(lane, hit);
   const sim::Timeline& tl = lane.timeline();
   if (hit.reduce) {
     const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(hit.index)];

@@ -31,11 +31,25 @@ double tick_step(double span_us, double width_px, double min_px) {
 }
 
 // Collects one row's boxes as pixel rectangles, merging runs of sub-pixel boxes (level of detail), into
-// per-colour buckets so each colour costs one drawRects call.
+// per-colour buckets so each colour costs one drawRects call. A bucket (key) is a request's final or split-fragment
+// fill, then a measured work's error step (body or fixed part, lit or faded), then the measured reduce.
 class RectBatcher {
  public:
   RectBatcher(int num_requests, int selected)
-      : buckets_(static_cast<size_t>(std::max(1, num_requests)) * 2), selected_(selected) {}
+      : num_requests_(static_cast<size_t>(std::max(1, num_requests))),
+        buckets_(num_requests_ * 2 + 4 * kErrorSteps + 1),
+        selected_(selected) {}
+
+  size_t request_key(int request, bool partial) const {
+    return static_cast<size_t>(std::max(0, request)) % num_requests_ * 2 + (partial ? 1 : 0);
+  }
+  // Drawn after every request and body key, the fixed parts land on top of their works.
+  size_t error_key(double error_pct, bool fixed_part, bool faded_box) const {
+    return num_requests_ * 2 + static_cast<size_t>(((fixed_part ? 2 : 0) + (faded_box ? 1 : 0)) * kErrorSteps) +
+           static_cast<size_t>(error_step(error_pct));
+  }
+  size_t reduce_key() const { return buckets_.size() - 1; }
+  bool fades(int request) const { return selected_ >= 0 && request != selected_; }
 
   void start_row(int y, int height) {
     flush();
@@ -45,7 +59,7 @@ class RectBatcher {
 
   // Adds a box spanning device x [x0, x1). Returns the pixel the current run of sub-pixel boxes covers up to
   // (exclusive) when this box was narrower than a pixel, else -1: boxes ending before it cannot change the picture.
-  int add(double x0, double x1, int request, bool partial) {
+  int add(double x0, double x1, size_t key, bool selected) {
     const bool narrow = x1 - x0 < 1.0;
     // Wide boxes round both edges (neighbours meet exactly); a narrow one covers every pixel it touches.
     // x is clamped to the plot, so never negative: truncation is floor, and +0.5 then truncation rounds (both
@@ -61,8 +75,8 @@ class RectBatcher {
     pending_ = true;
     pending_x0_ = ix0;
     pending_x1_ = ix1;
-    pending_key_ = bucket_of(request, partial);
-    pending_selected_ = request == selected_;
+    pending_key_ = key;
+    pending_selected_ = selected;
     return narrow ? pending_x1_ : -1;
   }
 
@@ -81,12 +95,16 @@ class RectBatcher {
     for (size_t key = 0; key < buckets_.size(); ++key) {
       const auto& rects = buckets_[key];
       if (rects.isEmpty()) continue;
+      if (key >= num_requests_ * 2) {
+        p.setBrush(measured_fill(key, background));
+        p.drawRects(rects.constData(), static_cast<int>(rects.size()));
+        continue;
+      }
       const int request = static_cast<int>(key / 2);
       const bool partial = key % 2 == 1;
-      const bool fade = selected_ >= 0 && request != selected_;
       QColor fill = partial ? partial_fill(request) : request_color(request);
       QColor hatch = request_color(request);
-      if (fade) {
+      if (fades(request)) {
         fill = faded(fill, background);
         hatch = faded(hatch, background);
       }
@@ -105,11 +123,17 @@ class RectBatcher {
   }
 
  private:
-  size_t bucket_of(int request, bool partial) const {
-    const size_t r = static_cast<size_t>(std::max(0, request)) % (buckets_.size() / 2);
-    return r * 2 + (partial ? 1 : 0);
+  QColor measured_fill(size_t key, const QColor& background) const {
+    if (key == reduce_key()) return measured_reduce_color();
+    const int index = static_cast<int>(key - num_requests_ * 2);
+    const int step = index % kErrorSteps;
+    const int variant = index / kErrorSteps;  // fixed part * 2 + faded
+    const double error_pct = (step - kErrorSteps / 2) * kErrorStepPct;
+    const QColor fill = variant >= 2 ? error_fixed_color(error_pct) : error_color(error_pct);
+    return variant % 2 ? faded(fill, background) : fill;
   }
 
+  size_t num_requests_;
   std::vector<QVector<QRect>> buckets_;
   QVector<QRect> selected_rects_;
   int selected_;
@@ -119,6 +143,52 @@ class RectBatcher {
   size_t pending_key_ = 0;
   bool pending_selected_ = false;
 };
+
+// Adds the boxes of `row` that the viewport shows through `add_box` (which returns RectBatcher::add's result),
+// jumping over the boxes that end inside pixels already covered (level of detail).
+template <class AddBox>
+void add_visible_boxes(const TimelineLane& lane, int row, double t0, double t1, double x_offset, double us_per_px,
+                       AddBox add_box) {
+  const auto& boxes = lane.timeline().rows[static_cast<size_t>(row)];
+  size_t i = lane.skip_ended(row, 0, [&](double end) { return end <= t0; });
+  while (i < boxes.size() && boxes[i].begin_us <= t1) {
+    const int covered = add_box(boxes[i]);
+    ++i;
+    if (covered < 0 || i == boxes.size()) continue;
+    // Most jumps are short, so a few steps come first and a binary search only after them.
+    const double covered_us = (covered - x_offset) * us_per_px;
+    for (int probe = 0; probe < 8 && i < boxes.size() && boxes[i].end_us < covered_us; ++probe) ++i;
+    if (i < boxes.size() && boxes[i].end_us < covered_us)
+      i = lane.skip_ended(row, i, [&](double end) { return end < covered_us; });
+  }
+}
+
+// The error scale beside a measured lane's title, right-aligned in `area`: "too fast -50 %" [steps] "+50 % too
+// slow" (the steps alone where the words would take most of the plot's width). Returns the width it took.
+int paint_error_legend(QPainter& p, const QRectF& area, const TimelineStyle& style) {
+  const QFontMetrics fm(style.font);
+  const QString left = QStringLiteral("duration error: too fast −50 %");
+  const QString right = QStringLiteral("+50 % too slow");
+  constexpr int kStepWidth = 6;
+  const int strip = kErrorSteps * kStepWidth;
+  const int gap = 5;
+  const int words = fm.horizontalAdvance(left) + fm.horizontalAdvance(right) + 2 * gap;
+  const bool text = style.text && strip + words < 0.6 * area.width();
+  const int width = (text ? words : 0) + strip;
+  double x = area.right() - width;
+  const double strip_top = area.top() + (area.height() - 10) / 2;
+  if (text) {
+    p.setPen(style.ink);
+    p.drawText(QRectF(x, area.top(), fm.horizontalAdvance(left), area.height()), Qt::AlignVCenter, left);
+    x += fm.horizontalAdvance(left) + gap;
+  }
+  for (int step = 0; step < kErrorSteps; ++step)
+    p.fillRect(QRectF(x + step * kStepWidth, strip_top, kStepWidth, 10),
+               error_color((step - kErrorSteps / 2) * kErrorStepPct));
+  x += strip + gap;
+  if (text) p.drawText(QRectF(x, area.top(), fm.horizontalAdvance(right) + 1, area.height()), Qt::AlignVCenter, right);
+  return width;
+}
 
 }  // namespace
 
@@ -135,6 +205,25 @@ QColor request_color(int request) {
 QColor partial_fill(int request) { return mix(request_color(request), Qt::white, 0.55); }
 
 QColor faded(const QColor& c, const QColor& background) { return mix(c, background, 0.8); }
+
+int error_step(double error_pct) {
+  if (std::isnan(error_pct)) return kErrorSteps / 2;  // no error known
+  const double clamped = std::clamp(error_pct, -kErrorScalePct, kErrorScalePct);
+  return static_cast<int>(std::lround(clamped / kErrorStepPct)) + kErrorSteps / 2;
+}
+
+QColor error_color(double error_pct) {
+  // ColorBrewer's RdBu ends (readable for the common colour-vision deficiencies); a pale grey middle, not white,
+  // keeps well-predicted works visible on the white plot.
+  static const QColor too_fast(0x21, 0x66, 0xac), right(0xd9, 0xd9, 0xd9), too_slow(0xb2, 0x18, 0x2b);
+  const int offset = error_step(error_pct) - kErrorSteps / 2;
+  const double t = std::abs(offset) / static_cast<double>(kErrorSteps / 2);
+  return mix(right, offset < 0 ? too_fast : too_slow, t);
+}
+
+QColor error_fixed_color(double error_pct) { return mix(error_color(error_pct), Qt::black, 0.45); }
+
+QColor measured_reduce_color() { return QColor(0x7f, 0x7f, 0x86); }
 
 TimelineLayout::TimelineLayout(const TimelineScene& scene, const TimelineStyle& style, const TimelineViewport& viewport)
     : scene_(scene), style_(style), viewport_(viewport) {
@@ -209,15 +298,16 @@ std::optional<TimelineLayout::Hit> TimelineLayout::hit_test(QPointF point) const
     const double row = std::floor((point.y() - rows_top) / style_.row_height);
     if (row >= 0 && row < lane.num_rows()) {
       const auto& boxes = lane.timeline().rows[static_cast<size_t>(row)];
-      auto it = std::partition_point(boxes.begin(), boxes.end(),
-                                     [&](const sim::TimelineBox& b) { return b.end_us + slack_us <= t; });
+      const int row_i = static_cast<int>(row);
       std::optional<Hit> best;
       double best_d = 1e300;
-      for (; it != boxes.end() && it->begin_us - slack_us <= t; ++it) {
-        const double d = pick(it->begin_us, it->end_us);
-        if (d >= 0 && d < best_d) {
+      // Where boxes overlap (measured), the one that began last is drawn on top and wins a tie.
+      for (size_t i = lane.skip_ended(row_i, 0, [&](double end) { return end + slack_us <= t; });
+           i < boxes.size() && boxes[i].begin_us - slack_us <= t; ++i) {
+        const double d = pick(boxes[i].begin_us, boxes[i].end_us);
+        if (d >= 0 && d <= best_d && (d < best_d || lane.kind == LaneKind::measured)) {
           best_d = d;
-          best = Hit{lane_i, false, static_cast<int>(row), static_cast<int>(it - boxes.begin())};
+          best = Hit{lane_i, false, row_i, static_cast<int>(i)};
         }
       }
       return best;
@@ -279,22 +369,29 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
     const int last_row =
         std::min(lane.num_rows() - 1, static_cast<int>(std::floor((visible_bottom - rows_top) / style.row_height)));
     for (int row = first_row; row <= last_row; ++row) {
-      const auto& boxes = tl.rows[static_cast<size_t>(row)];
-      batcher.start_row(static_cast<int>(std::lround(layout.row_top(lane_i, row))), style.row_height);
-      // Boxes in a row are sorted and never overlap, so their ends are sorted too: binary-search the first one.
-      auto it = std::partition_point(boxes.begin(), boxes.end(),
-                                     [&](const sim::TimelineBox& b) { return b.end_us <= viewport.t0_us; });
-      while (it != boxes.end() && it->begin_us <= viewport.t1_us) {
-        const int covered = batcher.add(clamp_x(it->begin_us), clamp_x(it->end_us), it->request, it->partial);
-        ++it;
-        if (covered < 0 || it == boxes.end()) continue;
-        // Level of detail: jump over the boxes that end inside pixels already covered. Most jumps are short, so
-        // a few steps come first and a binary search only after them.
-        const double covered_us = (covered - x_offset) * us_per_px;
-        for (int probe = 0; probe < 8 && it != boxes.end() && it->end_us < covered_us; ++probe) ++it;
-        if (it != boxes.end() && it->end_us < covered_us)
-          it = std::partition_point(it, boxes.end(), [&](const sim::TimelineBox& b) { return b.end_us < covered_us; });
+      const int top = static_cast<int>(std::lround(layout.row_top(lane_i, row)));
+      batcher.start_row(top, style.row_height);
+      if (lane.kind == LaneKind::predicted) {
+        add_visible_boxes(
+            lane, row, viewport.t0_us, viewport.t1_us, x_offset, us_per_px, [&](const sim::TimelineBox& b) {
+              return batcher.add(clamp_x(b.begin_us), clamp_x(b.end_us), batcher.request_key(b.request, b.partial),
+                                 b.request == style.selected_request);
+            });
+        continue;
       }
+      // Measured: each work in its error's colour, then, over it, its fixed part darker.
+      const MeasuredLaneFacts& facts = *lane.measured;
+      add_visible_boxes(lane, row, viewport.t0_us, viewport.t1_us, x_offset, us_per_px, [&](const sim::TimelineBox& b) {
+        return batcher.add(clamp_x(b.begin_us), clamp_x(b.end_us),
+                           batcher.error_key(facts.duration_error_pct(b.work), false, batcher.fades(b.request)),
+                           b.request == style.selected_request);
+      });
+      batcher.start_row(top, style.row_height);
+      add_visible_boxes(lane, row, viewport.t0_us, viewport.t1_us, x_offset, us_per_px, [&](const sim::TimelineBox& b) {
+        if (b.stream_us <= b.begin_us) return -1;
+        return batcher.add(clamp_x(b.begin_us), clamp_x(b.stream_us),
+                           batcher.error_key(facts.duration_error_pct(b.work), true, batcher.fades(b.request)), false);
+      });
     }
     for (int line = 0; line < lane.num_reduce_lines(); ++line) {
       // Thin lines (many reduce blocks) still get a pixel each; later lines draw over earlier ones.
@@ -305,7 +402,9 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
       for (int i : lane.reduce_lines[static_cast<size_t>(line)]) {
         const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(i)];
         if (r.end_us <= viewport.t0_us || r.begin_us > viewport.t1_us) continue;
-        batcher.add(clamp_x(r.begin_us), clamp_x(r.end_us), r.request, false);
+        const size_t key =
+            lane.kind == LaneKind::measured ? batcher.reduce_key() : batcher.request_key(r.request, false);
+        batcher.add(clamp_x(r.begin_us), clamp_x(r.end_us), key, false);
       }
     }
   }
@@ -332,13 +431,17 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
     const QRectF title(0, layout.title_top(lane_i), width, style.title_height);
     if (title.bottom() >= visible_top && title.top() <= visible_bottom) {
       p.fillRect(title, style.header_background);
+      const QRectF plot_title(plot.left(), title.top(), plot.width(), title.height());
+      const int legend = lane.kind == LaneKind::measured ? paint_error_legend(p, plot_title, style) + 12 : 0;
       if (style.text) {
         p.setPen(style.ink);
         QFont bold = style.font;
         bold.setBold(true);
         p.setFont(bold);
         p.drawText(title.adjusted(6, 0, -6, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                   QFontMetrics(bold).elidedText(lane.title, Qt::ElideRight, static_cast<int>(title.width()) - 12));
+                   QFontMetrics(bold).elidedText(
+                       lane.title, Qt::ElideRight,
+                       static_cast<int>(legend > 0 ? plot_title.right() - legend : title.width()) - 12));
         p.setFont(style.font);
       }
     }
@@ -352,8 +455,10 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
     for (int row = 0; row < lane.num_rows(); row += every) {
       const double y = layout.row_top(lane_i, row);
       if (y < visible_top - fm.height() || y > visible_bottom) continue;
+      // Measured rows are the CUs that ran work, by id: the label names the CU, not the row.
+      const int cu = lane.measured ? lane.measured->row_cu[static_cast<size_t>(row)] : row / per_cu;
       p.drawText(QRectF(0, y - fm.height() / 2.0 + style.row_height / 2.0, style.header_width - 8, fm.height()),
-                 Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("CU %1").arg(row / per_cu));
+                 Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("CU %1").arg(cu));
     }
     const double reduce_y = layout.reduce_top(lane_i, 0);
     const double reduce_h = layout.reduce_lane_height(lane_i);

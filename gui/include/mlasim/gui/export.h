@@ -20,7 +20,8 @@ TimelineStyle export_style(const ExportOptions& options);
 // The whole scene (every row, the whole time range) at `width` pixels.
 QImage render_image(const TimelineScene& scene, const TimelineStyle& style, int width);
 
-// One row per box: lane, source, kind (work or reduce), row, work or tile, request, partial, kv range, times.
+// One row per box: lane, source, kind (work or reduce), row, work or tile, request, partial, kv range, times. On
+// a measured lane, row is the CU and a reduce row names its block (work_or_tile) and no request.
 std::string timeline_csv(const TimelineScene& scene);
 // The two sides as `mlasim compare --format csv` writes them (sim/report.h); a missing side leaves one plain row.
 std::string metrics_csv(const sim::WorkloadContext& ctx, const sim::Evaluation* a, const sim::Evaluation* b);
@@ -31,5 +32,10 @@ void export_scene(const TimelineScene& scene, const std::string& path, const Exp
 
 // Loads a scenario, plans and simulates both sides and exports the scene to `out_path`.
 void render_scenario(const std::string& scenario_path, const std::string& out_path, const ExportOptions& options);
+
+// `mlasim-gui --render FILE`: a measured timeline (told apart by its content, validate::is_measured_timeline)
+// checked against the prediction of its plan and exported as the pair, measured above predicted; anything else
+// as a scenario. Errors are InputError naming the file and field; nothing is written then.
+void render_file(const std::string& path, const std::string& out_path, const ExportOptions& options);
 
 }  // namespace mlasim::gui

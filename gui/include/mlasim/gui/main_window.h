@@ -1,16 +1,19 @@
 #pragma once
 // The policy explorer: workload and policy forms on the left, the A/B timeline with the works table, the plan
 // text, the sweep view and the validation scatter in the middle, the metrics on the right. Every edit re-plans and
-// re-simulates both sides at once; an edit that fails keeps the last good picture and says why above it.
+// re-simulates both sides at once; an edit that fails keeps the last good picture and says why above it. A measured
+// timeline, when one is open, is drawn above A (the same plan) and its facts join the metrics.
 #include <QMainWindow>
 #include <array>
 #include <memory>
 #include <optional>
 
+#include "mlasim/gui/measured_check.h"
 #include "mlasim/gui/timeline_scene.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/scenario.h"
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
@@ -20,6 +23,7 @@ class QTabWidget;
 
 namespace mlasim::gui {
 
+class MeasuredMetricsModel;
 class MetricsModel;
 class PolicyPanel;
 class SweepView;
@@ -49,6 +53,16 @@ class MainWindow : public QMainWindow {
   // simulated by sim::evaluate as any edit is. B keeps its policy when that plans the workload, else takes the
   // row's. Switches to the Timeline tab. False (and the message shown) when the row cannot be shown.
   bool show_measured_row(int row);
+  // Opens a measured timeline (validate::measured_timeline_from_json): the workload panel gets its workload and
+  // policy A its policy, A is the plan checked against it (validate::check_measured_timeline, simulated as the
+  // kernel that ran) and the timeline shows the measured lane above A. B keeps its policy when that plans the
+  // workload, else takes the timeline's. The measured lane stays while the workload and policy A still make its
+  // plan; an edit that changes them closes it. False (and the message shown) when the file cannot be read,
+  // parsed or planned; nothing changes then.
+  bool open_measured_timeline(const QString& path);
+  void close_measured_timeline();
+  // The measured timeline shown, or nullptr.
+  const MeasuredCheck* measured_timeline() const { return measured_ ? &measured_->data : nullptr; }
 
   // The scenario the forms describe (throws InputError when a form does not parse).
   sim::Scenario scenario() const;
@@ -72,6 +86,8 @@ class MainWindow : public QMainWindow {
   PolicyPanel* policy_panel(int side) const { return policies_[static_cast<size_t>(side)]; }
   TimelineView* timeline_view() const { return timeline_; }
   MetricsModel* metrics_model() const { return metrics_; }
+  MeasuredMetricsModel* measured_metrics_model() const { return measured_metrics_; }
+  QLabel* measured_label() const { return measured_label_; }
   WorkTableModel* work_model() const { return works_; }
   QTableView* work_table() const { return work_table_; }
   SweepView* sweep_view() const { return sweep_; }
@@ -90,12 +106,27 @@ class MainWindow : public QMainWindow {
   void export_with_dialog();
   void export_metrics_with_dialog();
   void open_measurements_with_dialog();
+  void open_measured_timeline_with_dialog();
   void warn(const QString& title);
+  // The scene lane of side 0 (A) or 1 (B): after the measured lane when one is shown.
+  int lane_of_side(int side) const { return side + (measured_ ? 1 : 0); }
+
+  // A measured timeline shown above A, with the forms that make its plan (while they do, A is its check).
+  struct OpenTimeline {
+    MeasuredCheck data;
+    TimelineLane lane;
+    sim::Workload workload;
+    std::string policy;
+  };
 
   WorkloadPanel* workload_;
   std::array<PolicyPanel*, 2> policies_{};
   TimelineView* timeline_;
   MetricsModel* metrics_;
+  MeasuredMetricsModel* measured_metrics_;
+  QTableView* measured_table_;
+  QLabel* measured_label_;
+  QAction* close_measured_action_ = nullptr;
   WorkTableModel* works_;
   QSortFilterProxyModel* works_proxy_;
   QTableView* work_table_;
@@ -107,6 +138,7 @@ class MainWindow : public QMainWindow {
   QLabel* error_label_;
   QLabel* uplift_label_;
 
+  std::optional<OpenTimeline> measured_;
   std::array<std::optional<sim::Evaluation>, 2> results_;
   std::array<std::optional<sim::Plan>, 2> imported_;
   std::array<QString, 2> imported_origin_;

@@ -18,10 +18,15 @@ QString format_tick_us(double t_us, double step_us);
 // partials".
 QString lane_summary(const sim::Metrics& m, int rows);
 
+// The line above a measured lane: kernel, device, measured stage 1 and reduce, CUs with work, works, and the
+// kernel time without the instrumentation.
+QString measured_lane_title(const TimelineLane& lane);
+
 // "B vs A: 1.87x faster in kernel time (+87%)", or "slower"; empty when either side is missing.
 QString uplift_text(double speedup);
 
-// The tooltip of the box a hit-test found: the work's fields and its predicted times.
+// The tooltip of the box a hit-test found: the work's fields and its predicted times; on a measured lane its
+// measured begin, first KV issue and end, its predicted begin and end and the duration error.
 QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit);
 
 // The tooltip of a validation point: its row's line, policy, batch, context, heads, qlen, dtypes, page size,

@@ -47,6 +47,20 @@ QColor partial_fill(int request);
 // A colour faded towards the background, for boxes of requests other than the selected one.
 QColor faded(const QColor& c, const QColor& background);
 
+// The diverging scale of a measured work's duration error (+: predicted too slow): blue where the prediction is
+// too fast, pale grey where it is right, red where it is too slow; clamped at +-kErrorScalePct and taken in steps
+// of kErrorStepPct, so boxes still batch per colour.
+inline constexpr double kErrorScalePct = 50;
+inline constexpr double kErrorStepPct = 5;
+inline constexpr int kErrorSteps = 21;  // -50 %, -45 %, ..., +50 %
+// The step of `error_pct`: 0 (-50 % or less) .. kErrorSteps / 2 (within +-2.5 %) .. kErrorSteps - 1 (+50 % or more).
+int error_step(double error_pct);
+QColor error_color(double error_pct);
+// The fixed part of a measured work (begin to first KV issue): its error colour darkened.
+QColor error_fixed_color(double error_pct);
+// A measured reduce block (the file does not say which request it merged).
+QColor measured_reduce_color();
+
 // The geometry shared by painting and hit-testing.
 class TimelineLayout {
  public:
