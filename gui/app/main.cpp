@@ -17,6 +17,7 @@
 #include "mlasim/gui/validation_plots.h"
 #include "mlasim/gui/validation_view.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_file.h"
 
 namespace {
 
@@ -46,10 +47,7 @@ int take_screenshot(mlasim::gui::MainWindow& window, const std::string& path, co
     wait.exec();
   }
   QCoreApplication::processEvents();
-  if (!window.grab().save(QString::fromStdString(path))) {
-    std::cerr << "mlasim-gui: error: screenshot: cannot write '" << path << "'\n";
-    return 2;
-  }
+  mlasim::gui::write_png(path, window.grab().toImage(), "screenshot");
   return 0;
 }
 
@@ -116,6 +114,7 @@ int main(int argc, char** argv) {
       mlasim::gui::render_file(render_path, out_path, options);
       return 0;
     }
+    if (!screenshot.empty()) mlasim::check_writable(screenshot, "screenshot");  // before the window and its work
     mlasim::gui::MainWindow window;
     if (!scenario.empty() && !window.open_scenario(QString::fromStdString(scenario))) {
       std::cerr << "mlasim-gui: error: " << window.last_error().toStdString() << "\n";

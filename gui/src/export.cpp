@@ -17,12 +17,6 @@
 namespace mlasim::gui {
 namespace {
 
-void write_whole_file(const std::string& path, const QByteArray& bytes) {
-  QSaveFile file(QString::fromStdString(path));
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
-    throw InputError("out", path + ": cannot write (" + file.errorString().toStdString() + ")");
-}
-
 // Spec strings hold commas: quote the field, doubling quotes inside (RFC 4180).
 TimelineViewport full_viewport(const TimelineScene& scene, const TimelineStyle& style, int width) {
   TimelineViewport vp;
@@ -86,6 +80,20 @@ std::string metrics_csv(const sim::WorkloadContext& ctx, const sim::Evaluation* 
   return rows.size() == 2 ? writer->comparison(sim::Comparison::of(rows[0], rows[1])) : writer->table(rows);
 }
 
+void write_whole_file(const std::string& path, const QByteArray& bytes, const std::string& field) {
+  QSaveFile file(QString::fromStdString(path));
+  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
+    throw InputError(field, path + ": cannot write (" + file.errorString().toStdString() + ")");
+}
+
+void write_png(const std::string& path, const QImage& image, const std::string& field) {
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG")) throw InputError(field, path + ": the PNG encoder failed");
+  write_whole_file(path, bytes, field);
+}
+
 void export_scene(const TimelineScene& scene, const std::string& path, const ExportOptions& options) {
   if (options.width < 400 || options.width > 20000)
     throw InputError("width", "must be 400..20000 pixels, got " + std::to_string(options.width));
@@ -94,12 +102,7 @@ void export_scene(const TimelineScene& scene, const std::string& path, const Exp
   const QString suffix = QFileInfo(QString::fromStdString(path)).suffix().toLower();
   const TimelineStyle style = export_style(options);
   if (suffix == "png") {
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    if (!render_image(scene, style, options.width).save(&buffer, "PNG"))
-      throw InputError("out", path + ": the PNG encoder failed");
-    write_whole_file(path, bytes);
+    write_png(path, render_image(scene, style, options.width));
   } else if (suffix == "svg") {
     QByteArray bytes;
     QBuffer buffer(&bytes);

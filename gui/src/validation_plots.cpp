@@ -6,9 +6,11 @@
 #include <cmath>
 #include <map>
 
+#include "mlasim/gui/export.h"
 #include "mlasim/gui/validation_scatter.h"
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_file.h"
 #include "mlasim/validate/measurement_csv.h"
 
 namespace mlasim::gui {
@@ -137,6 +139,8 @@ QImage validation_heatmap(const std::vector<ValidationPoint>& points, const QStr
 void write_validation_plots(const std::vector<std::string>& measurement_files, const std::string& gpu_name,
                             const std::string& dir) {
   const Gpu gpu = load_gpu(gpu_name);
+  const std::string base = dir + "/" + gpu.name;
+  check_writable(base + "_scatter.png", "out-dir");  // before reading and predicting every row
   std::vector<validate::MeasurementRow> rows;
   for (const std::string& file : measurement_files)
     for (validate::MeasurementRow& r : validate::read_measurement_csv(file))
@@ -147,13 +151,10 @@ void write_validation_plots(const std::vector<std::string>& measurement_files, c
   for (const ValidationPoint& v : points) errors.push_back(v.error_pct());
   const validate::ErrorStats s = validate::error_stats(errors);
   const QString summary = validation_summary(gpu.name, s);
-  const std::string base = dir + "/" + gpu.name;
-  if (!validation_scatter(points, QStringLiteral("predicted against measured - ") + summary)
-           .save(QString::fromStdString(base + "_scatter.png")))
-    throw InputError("out-dir", base + "_scatter.png: cannot write");
-  if (!validation_heatmap(points, QStringLiteral("error over batch x context - ") + summary)
-           .save(QString::fromStdString(base + "_heatmap.png")))
-    throw InputError("out-dir", base + "_heatmap.png: cannot write");
+  write_png(base + "_scatter.png",
+            validation_scatter(points, QStringLiteral("predicted against measured - ") + summary), "out-dir");
+  write_png(base + "_heatmap.png",
+            validation_heatmap(points, QStringLiteral("error over batch x context - ") + summary), "out-dir");
 }
 
 }  // namespace mlasim::gui

@@ -158,6 +158,27 @@ class RenderCliTest : public QObject {
     QVERIFY2(r.err.contains(QStringLiteral("--out")), qPrintable(r.err));
   }
 
+  // Every picture the explorer writes goes through a rename, checked before the work: a folder that does not exist
+  // is one line and exit 2, and nothing is left behind.
+  void outputs_in_a_missing_folder_are_refused_before_any_work() {
+    const QString missing = testing::output_path(QStringLiteral("no_such_folder"));
+    const QString measurements =
+        QStringLiteral(MLASIM_DATA_DIR) + "/measurements/h100/campaign_standard-v1_590702c.csv";
+    const Run plots = run({QStringLiteral("--validation-plots"), measurements, QStringLiteral("--gpu"),
+                           QStringLiteral("h100"), QStringLiteral("--out-dir"), missing});
+    QCOMPARE(plots.code, 2);
+    QVERIFY2(plots.err.contains(QStringLiteral("mlasim-gui: error: out-dir: ")), qPrintable(plots.err));
+    QCOMPARE(plots.err.count(QStringLiteral("mlasim-gui: error:")), 1);
+    const Run shot = run({QStringLiteral("--screenshot"), missing + "/shot.png"}, QStringLiteral("offscreen"));
+    QCOMPARE(shot.code, 2);
+    QVERIFY2(shot.err.contains(QStringLiteral("mlasim-gui: error: screenshot: ")), qPrintable(shot.err));
+    const Run render = run({QStringLiteral("--render"), QString::fromStdString(testing::readme_scenario_path()),
+                            QStringLiteral("--out"), missing + "/x.png"});
+    QCOMPARE(render.code, 2);
+    QVERIFY2(render.err.contains(QStringLiteral("mlasim-gui: error: out: ")), qPrintable(render.err));
+    QVERIFY(!QFile::exists(missing));
+  }
+
   void an_unknown_output_type_is_refused() {
     const QString out = testing::output_path(QStringLiteral("picture.gif"));
     const Run r = run({QStringLiteral("--render"), QString::fromStdString(testing::readme_scenario_path()),

@@ -20,6 +20,11 @@ TimelineStyle export_style(const ExportOptions& options);
 // The whole scene (every row, the whole time range) at `width` pixels.
 QImage render_image(const TimelineScene& scene, const TimelineStyle& style, int width);
 
+// Writes `bytes` (an image: as PNG) through a temporary file renamed into place, so a failed or interrupted write
+// leaves the old file or none; InputError(field, "PATH: cannot write (...)") otherwise.
+void write_whole_file(const std::string& path, const QByteArray& bytes, const std::string& field = "out");
+void write_png(const std::string& path, const QImage& image, const std::string& field = "out");
+
 // One row per box: lane, source, kind (work or reduce), row, work or tile, request, partial, kv range, times. On
 // a measured lane, row is the CU and a reduce row names its block (work_or_tile) and no request.
 std::string timeline_csv(const TimelineScene& scene);
