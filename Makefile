@@ -65,7 +65,7 @@ SAN_DIR := $(CURDIR)/tests/sanitizers
 TSAN_ENV := TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:halt_on_error=1:second_deadlock_stack=1
 define TSAN_CTEST
 cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L cli
-cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L 'sim|validate' -R 'Sweep|CsvWriter|CampaignRun'
+cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L 'sim|validate' -R 'Sweep|CsvWriter|CampaignRun|TimelineRun'
 endef
 
 # Release, then ASan + UBSan, then TSan, then a short run of every fuzz target.

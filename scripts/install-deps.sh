@@ -7,6 +7,7 @@ packages=(
   libboost-graph-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtbb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   hipcc libamdhip64-dev
+  clang-15 libclang-common-15-dev
 )
 missing=()
 for p in "${packages[@]}"; do
