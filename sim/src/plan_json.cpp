@@ -1,5 +1,11 @@
 #include "mlasim/sim/plan_json.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/int_math.h"
 
@@ -15,9 +21,22 @@ const json& field(const json& j, const char* key, const std::string& where) {
   return j.at(key);
 }
 
+// A JSON integer as T, or InputError. nlohmann's get<int>() converts whatever number it finds: a float outside
+// int's range is undefined behaviour, an integer outside it wraps (found by fuzz/plan_cases_fuzz).
+template <typename T>
+T checked_integer(const json& v, const std::string& name) {
+  const bool fits = v.is_number_unsigned() ? std::in_range<T>(v.get<uint64_t>())
+                                           : v.is_number_integer() && std::in_range<T>(v.get<int64_t>());
+  if (!fits)
+    throw InputError(name, "must be an integer in " + std::to_string(std::numeric_limits<T>::min()) + ".." +
+                               std::to_string(std::numeric_limits<T>::max()) + ", got " + v.dump());
+  return static_cast<T>(v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>());
+}
+
 template <typename T>
 T get(const json& j, const char* key, const std::string& where) {
   const json& v = field(j, key, where);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return checked_integer<T>(v, where + key);
   try {
     return v.get<T>();
   } catch (const json::exception&) {
@@ -33,7 +52,7 @@ T get_or(const json& j, const char* key, T fallback, const std::string& where) {
 int32_t read_entry(const json& v, const std::string& name) {
   if (v.is_null()) return kUnwritten;
   if (!v.is_number_integer()) throw InputError(name, "entries must be integers or null");
-  return v.get<int32_t>();
+  return checked_integer<int32_t>(v, name);
 }
 
 std::vector<int32_t> int_list(const json& j, const char* key, const std::string& where) {
@@ -179,8 +198,11 @@ AiterV1Args aiter_args_from_json(const json& in) {
     a.seqlens_kv_indptr.assign(1, 0);
     for (int32_t t : kv) {
       if (t <= 0) throw InputError(w + "seqlens_kv", "every length must be >= 1, got " + std::to_string(t));
-      a.seqlens_kv_indptr.push_back(a.seqlens_kv_indptr.back() +
-                                    static_cast<int32_t>(cdiv(t, std::max(1, a.page_size))));
+      // Summed in 64 bits: the page offsets are int32 and must not overflow on the way.
+      const int64_t end = int64_t{a.seqlens_kv_indptr.back()} + cdiv(int64_t{t}, int64_t{std::max(1, a.page_size)});
+      if (end > std::numeric_limits<int32_t>::max())
+        throw InputError(w + "seqlens_kv", "the batch's pages must fit int32, got " + std::to_string(end));
+      a.seqlens_kv_indptr.push_back(static_cast<int32_t>(end));
     }
   }
   const size_t B = a.seqlens_kv_indptr.empty() ? 0 : a.seqlens_kv_indptr.size() - 1;
@@ -188,8 +210,9 @@ AiterV1Args aiter_args_from_json(const json& in) {
     a.kv_last_page_lens = int_list(in, "kv_last_page_lens", w);
   } else if (in.contains("seqlens_kv")) {
     for (int32_t t : int_list(in, "seqlens_kv", w)) {
-      const int pages = static_cast<int>(cdiv(t, std::max(1, a.page_size)));
-      a.kv_last_page_lens.push_back(t - (pages - 1) * a.page_size);
+      // In 64 bits: a bad page_size (rejected by validate()) must not overflow here first.
+      const int64_t pages = cdiv(int64_t{t}, int64_t{std::max(1, a.page_size)});
+      a.kv_last_page_lens.push_back(static_cast<int32_t>(t - (pages - 1) * a.page_size));
     }
   } else {
     a.kv_last_page_lens.assign(B, 1);
@@ -199,14 +222,21 @@ AiterV1Args aiter_args_from_json(const json& in) {
   } else {
     const auto qo = in.contains("seqlens_qo") ? int_list(in, "seqlens_qo", w) : std::vector<int32_t>(B, 1);
     a.seqlens_qo_indptr.assign(1, 0);
-    for (int32_t q : qo) a.seqlens_qo_indptr.push_back(a.seqlens_qo_indptr.back() + q);
+    for (int32_t q : qo) {
+      const int64_t end = int64_t{a.seqlens_qo_indptr.back()} + q;
+      if (end < std::numeric_limits<int32_t>::min() || end > std::numeric_limits<int32_t>::max())
+        throw InputError(w + "seqlens_qo", "the batch's query rows must fit int32, got " + std::to_string(end));
+      a.seqlens_qo_indptr.push_back(static_cast<int32_t>(end));
+    }
   }
+  // Query lengths as differences of the indptr, in 64 bits (its entries may be anything, null included, until
+  // validate() checks them); the defaults below only need them clamped to int.
   int max_q = 0;
   bool uniform = true;
+  const auto qo_len = [&](size_t i) { return int64_t{a.seqlens_qo_indptr[i + 1]} - a.seqlens_qo_indptr[i]; };
   for (size_t i = 0; i + 1 < a.seqlens_qo_indptr.size(); ++i) {
-    const int q = a.seqlens_qo_indptr[i + 1] - a.seqlens_qo_indptr[i];
-    max_q = std::max(max_q, q);
-    uniform = uniform && q == a.seqlens_qo_indptr[1] - a.seqlens_qo_indptr[0];
+    max_q = static_cast<int>(std::clamp<int64_t>(std::max<int64_t>(max_q, qo_len(i)), 0, INT32_MAX));
+    uniform = uniform && qo_len(i) == qo_len(0);
   }
   a.max_seqlen_qo = get_or<int>(in, "max_seqlen_qo", max_q, w);
   a.uni_seqlen_qo = get_or<int>(in, "uni_seqlen_qo", uniform ? max_q : -1, w);
