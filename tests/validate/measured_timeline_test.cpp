@@ -84,6 +84,19 @@ TEST(MeasuredTimeline, IsAChromeTraceOfCompleteEventsOneTrackPerCu) {
   EXPECT_TRUE(is_measured_timeline(j));
 }
 
+// Perfetto's JSON importer reads traceEvents, systemTraceEvents, metadata, displayTimeUnit ("ms" or "ns" only) and
+// otherData, and stops at the first top-level key it does not know: mlasim's own facts must sit under otherData.
+TEST(MeasuredTimeline, TopLevelKeysAreOnlyThoseTraceViewersRead) {
+  const Fixture f;
+  const json j = json::parse(measured_timeline_to_json(f.timeline()).dump());
+  for (const auto& [key, value] : j.items())
+    EXPECT_TRUE(key == "traceEvents" || key == "displayTimeUnit" || key == "otherData") << key;
+  EXPECT_TRUE(j.at("displayTimeUnit") == "ns" || j.at("displayTimeUnit") == "ms");
+  EXPECT_TRUE(j.at("otherData").at("mlasim").is_object());
+  for (const json& e : j.at("traceEvents"))  // only metadata events may leave ts out
+    if (e.at("ph") != "M") EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("pid") && e.contains("tid"));
+}
+
 TEST(MeasuredTimeline, ReadsBackWhatItWrote) {
   const Fixture f;
   const MeasuredTimeline t = f.timeline();
