@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "mlasim/model/input_error.h"
 
@@ -22,14 +24,37 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// `v` as T, or InputError naming `field`. nlohmann's get<int>() converts any number (a float beyond int is undefined
+// behaviour) and value() throws its own type_error for a value of another type; both were found by
+// fuzz/gpu_profile_fuzz. Integers must be JSON integers within T's range.
+template <typename T>
+T value_as(const json& v, const std::string& field, const std::string& origin) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!v.is_number_integer()) throw InputError(field, "has the wrong type in " + origin);
+    // A uint64 beyond int64 reads back negative, so it fails the range check too.
+    const int64_t x = v.get<int64_t>();
+    if ((v.is_number_unsigned() && x < 0) || !std::in_range<T>(x))
+      throw InputError(field, "is out of range (" + v.dump() + ") in " + origin);
+    return static_cast<T>(x);
+  } else {
+    try {
+      return v.get<T>();
+    } catch (const json::exception&) {
+      throw InputError(field, "has the wrong type in " + origin);
+    }
+  }
+}
+
 template <typename T>
 T required(const json& j, const char* key, const std::string& origin) {
   if (!j.contains(key)) throw InputError(std::string("gpu.") + key, "missing in " + origin);
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw InputError(std::string("gpu.") + key, "has the wrong type in " + origin);
-  }
+  return value_as<T>(j.at(key), std::string("gpu.") + key, origin);
+}
+
+// The field `key` of `j` (an object), or `fallback` when it is absent; `field` names `j` in errors.
+template <typename T>
+T optional(const json& j, const char* key, T fallback, const std::string& field, const std::string& origin) {
+  return j.contains(key) ? value_as<T>(j.at(key), field + "." + key, origin) : fallback;
 }
 
 }  // namespace
@@ -63,18 +88,18 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
   if (!j.is_object()) throw InputError("gpu", origin + " must hold a JSON object");
   Gpu g;
   g.name = required<std::string>(j, "name", origin);
-  g.display_name = j.value("display_name", g.name);
+  g.display_name = optional<std::string>(j, "display_name", g.name, "gpu", origin);
   g.vendor = required<std::string>(j, "vendor", origin);
   g.arch = required<std::string>(j, "arch", origin);
   g.num_cu = required<int>(j, "num_cu", origin);
   if (g.num_cu <= 0 || g.num_cu > 4096)
     throw InputError("gpu.num_cu", "must be 1..4096, got " + std::to_string(g.num_cu) + " in " + origin);
-  g.wave_size = j.value("wave_size", g.vendor == "nvidia" ? 32 : 64);
+  g.wave_size = optional<int>(j, "wave_size", g.vendor == "nvidia" ? 32 : 64, "gpu", origin);
   g.hbm_tbps = required<double>(j, "hbm_tbps", origin);
   if (g.hbm_tbps <= 0) throw InputError("gpu.hbm_tbps", "must be > 0 in " + origin);
-  g.clock_mhz = j.value("clock_mhz", 0.0);
-  g.lds_per_cu_kib = j.value("lds_per_cu_kib", 0.0);
-  g.l2_mib = j.value("l2_mib", 0.0);
+  g.clock_mhz = optional<double>(j, "clock_mhz", 0.0, "gpu", origin);
+  g.lds_per_cu_kib = optional<double>(j, "lds_per_cu_kib", 0.0, "gpu", origin);
+  g.l2_mib = optional<double>(j, "l2_mib", 0.0, "gpu", origin);
   if (j.contains("matrix_tflops")) {
     // Given, a peak must be a positive number: 0 would read as "no compute limit" (a profile leaves it out for that).
     const json& m = j["matrix_tflops"];
@@ -90,12 +115,14 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
     }
   }
   if (j.contains("sources"))
-    for (const auto& [k, v] : j["sources"].items()) g.sources[k] = v.get<std::string>();
+    for (const auto& [k, v] : j["sources"].items()) g.sources[k] = value_as<std::string>(v, "gpu.sources." + k, origin);
   if (j.contains("params")) {
     for (const auto& [k, v] : j["params"].items()) {
       if (!v.is_object() || !v.contains("value") || !v["value"].is_number())
         throw InputError("gpu.params." + k, "must be an object with a numeric 'value' in " + origin);
-      g.params[k] = GpuParam{v["value"].get<double>(), v.value("kind", "assumed"), v.value("source", "")};
+      const std::string field = "gpu.params." + k;
+      g.params[k] = GpuParam{v["value"].get<double>(), optional<std::string>(v, "kind", "assumed", field, origin),
+                             optional<std::string>(v, "source", "", field, origin)};
       if (v.contains("std_error") && v["std_error"].is_number()) g.params[k].std_error = v["std_error"].get<double>();
     }
   }
@@ -103,8 +130,10 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
     for (const auto& [k, v] : j["model_error"].items()) {
       if (!v.is_object() || !v.contains("rms_pct") || !v["rms_pct"].is_number())
         throw InputError("gpu.model_error." + k, "must be an object with a numeric 'rms_pct' in " + origin);
+      const std::string field = "gpu.model_error." + k;
       g.model_error[k] =
-          ModelError{v["rms_pct"].get<double>(), v.value("mape_pct", 0.0), v.value("rows", 0), v.value("source", "")};
+          ModelError{v["rms_pct"].get<double>(), optional<double>(v, "mape_pct", 0.0, field, origin),
+                     optional<int>(v, "rows", 0, field, origin), optional<std::string>(v, "source", "", field, origin)};
     }
   }
   return g;
