@@ -26,8 +26,11 @@ struct Record {
 
   const std::string& text(const std::string& name) const { return cells[column.at(name)]; }
 
+  // `name` may be an optional column the file lacks (a time_ratio column without vs_policy): then there is no cell
+  // to quote (reading it threw std::out_of_range; found by fuzz/measurement_csv_fuzz).
   [[noreturn]] void fail(const std::string& name, const std::string& what) const {
-    throw InputError(name, where + ": " + what + ", got '" + text(name) + "'");
+    const auto it = column.find(name);
+    throw InputError(name, where + ": " + what + (it == column.end() ? "" : ", got '" + cells[it->second] + "'"));
   }
 
   int integer(const std::string& name, int min_value) const {
