@@ -1,5 +1,6 @@
 // mlasim report: measured against predicted time for every measurement row, with the profile as it stands.
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "measurement_options.h"
@@ -7,6 +8,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/validate/calibration_run.h"
 #include "mlasim/validate/error_report.h"
+#include "mlasim/validate/repeatability.h"
 #include "mlasim/validate/timeline_comparison.h"
 #include "output.h"
 
@@ -19,6 +21,7 @@ struct ReportOptions {
   bool rows = false;
   int held_out_every = 0;
   std::string timeline;
+  std::string repeat;  // a second session of the same configurations
   CLI::Option* gpu_flag = nullptr;
 };
 
@@ -50,10 +53,22 @@ void run_report(const ReportOptions& o) {
       if (held[i]) kept.push_back(std::move(rows[i]));
     rows = std::move(kept);
   }
+  std::optional<validate::RepeatabilityStats> repeat;
+  if (!o.repeat.empty()) {
+    MeasurementOptions second = o.measurements;
+    second.files = {o.repeat};
+    repeat = validate::measurement_repeatability(rows, second.rows_for(gpu));
+    if (repeat->matched == 0)
+      throw InputError("repeat", o.repeat + ": holds none of the configurations of --measurements on " + gpu.name);
+  }
   const validate::CalibrationRun run = validate::evaluate_profile(gpu, rows);
-  if (o.format == "json") return write_stdout(validate::error_report_json(run).dump(2) + "\n");
+  if (o.format == "json") {
+    nlohmann::ordered_json j = validate::error_report_json(run);
+    if (repeat) j["repeatability"] = validate::repeatability_json(*repeat);
+    return write_stdout(j.dump(2) + "\n");
+  }
   write_stdout((o.rows ? validate::calibration_report_text(run) + "\n" : std::string()) +
-               validate::error_report_text(run));
+               validate::error_report_text(run) + (repeat ? validate::repeatability_text(*repeat) : std::string()));
 }
 
 }  // namespace
@@ -65,6 +80,9 @@ void add_report_command(CLI::App& app) {
   opts->measurements.files_required = false;  // --timeline reports without them
   opts->measurements.add_to(*cmd);
   opts->gpu_flag = cmd->get_option("--gpu");
+  cmd->add_option("--repeat", opts->repeat,
+                  "a second measurement session of the same configurations: how well the measurements repeat, and "
+                  "how often one session's fastest policy is within 3 % of the other's (the ceiling of a best pick)");
   cmd->add_option("--timeline", opts->timeline,
                   "a measured timeline (validate --timeline): per-work duration and start error, stage-1 tail, idle "
                   "CUs and reduce, measured against predicted on --gpu (default: the timeline's GPU)");
