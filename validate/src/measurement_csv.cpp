@@ -54,8 +54,12 @@ struct Record {
 
   // A measured time or ratio: a run that took no time measured nothing (errors against it would be infinite).
   std::optional<double> optional_positive(const std::string& name) const {
-    const std::optional<double> v = optional_real(name);
-    if (v && *v <= 0) fail(name, "must be empty or a number > 0");
+    const std::string& t = text(name);
+    if (t.empty()) return std::nullopt;
+    double v = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size() || !std::isfinite(v) || v <= 0)
+      fail(name, "must be empty or a number > 0");
     return v;
   }
 };
