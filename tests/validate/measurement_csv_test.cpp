@@ -70,7 +70,16 @@ TEST(MeasurementCsv, BadBatchNamesColumnAndLine) {
 TEST(MeasurementCsv, NegativeTimeNamesColumnAndLine) {
   std::string row = kRow;
   row.replace(row.find(",85,"), 4, ",-85,");
-  EXPECT_EQ(error_of(kHeader + row), "kernel_us|kernel_us: m.csv line 2: must be empty or a number >= 0, got '-85'");
+  EXPECT_EQ(error_of(kHeader + row), "kernel_us|kernel_us: m.csv line 2: must be empty or a number > 0, got '-85'");
+}
+
+TEST(MeasurementCsv, AZeroTimeIsRefusedAZeroReduceIsNot) {
+  std::string row = kRow;
+  row.replace(row.find(",85,"), 4, ",0,");
+  EXPECT_EQ(error_of(kHeader + row), "kernel_us|kernel_us: m.csv line 2: must be empty or a number > 0, got '0'");
+  std::string no_reduce = kRow;  // a plan without partials runs no reduce: 0 is a measurement
+  no_reduce.replace(no_reduce.find(",4.5,"), 5, ",0,");
+  EXPECT_EQ(error_of(kHeader + no_reduce), "no error");
 }
 
 TEST(MeasurementCsv, BadDtypeNamesColumnAndLine) {
