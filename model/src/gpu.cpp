@@ -82,7 +82,7 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double (gpu_profile_fuzz)
     throw InputError("gpu", origin + " is not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!j.is_object()) throw InputError("gpu", origin + " must hold a JSON object");

@@ -11,7 +11,7 @@ json read_json_file(const std::string& path, const std::string& field) {
   const std::string text = read_text_file(path, field);
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double ("2e766")
     throw InputError(field, path + ": not valid JSON (" + e.what() + ")");
   }
 }

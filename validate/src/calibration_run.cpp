@@ -156,13 +156,15 @@ std::string fitted_source(const CalibrationRun& run, const std::string& measurem
 namespace {
 
 nlohmann::ordered_json parse_profile(const std::string& profile_json) {
+  nlohmann::ordered_json j;
   try {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(profile_json);
-    if (!j.contains("params") || !j["params"].is_object()) j["params"] = nlohmann::ordered_json::object();
-    return j;
-  } catch (const nlohmann::json::parse_error& e) {
+    j = nlohmann::ordered_json::parse(profile_json);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw InputError("gpu", "the profile is not valid JSON (" + std::string(e.what()) + ")");
   }
+  if (!j.is_object()) throw InputError("gpu", "the profile must be a JSON object");
+  if (!j.contains("params") || !j["params"].is_object()) j["params"] = nlohmann::ordered_json::object();
+  return j;
 }
 
 }  // namespace
