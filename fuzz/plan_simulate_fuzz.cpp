@@ -4,11 +4,10 @@
 // consistent (fuzz_timeline.h).
 #include "fuzz_batch.h"
 #include "fuzz_contract.h"
+#include "fuzz_plan.h"
 #include "fuzz_timeline.h"
 #include "mlasim/model/cost_model.h"
-#include "mlasim/sim/plan_checks.h"
 #include "mlasim/sim/simulator.h"
-#include "mlasim/sim/split_policy.h"
 
 using namespace mlasim;
 
@@ -26,16 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string spec = fuzz::pick_policy_spec(in);
   const int clusters = fuzz::pick_clusters(in, gpu);
   const DecodeBatch batch = fuzz::pick_batch(in, fuzz::BatchLimits{});
-  sim::Plan plan;
-  bool planned = false;
-  fuzz::expect_result_or_input_error([&] {
-    batch.validate();
-    plan = sim::make_policy(spec)->plan(sim::PlanRequest{batch, gpu, clusters});
-    planned = true;
-  });
-  if (!planned) return 0;
-  const std::vector<std::string> problems = sim::check_plan(plan, batch);
-  if (!problems.empty()) fuzz::contract_violation(spec + " on " + gpu.name + ": " + problems.front());
+  const std::optional<sim::Plan> checked = fuzz::plan_checked(spec, batch, gpu, clusters);
+  if (!checked) return 0;
+  const sim::Plan& plan = *checked;
   if (plan.num_works() > kMaxSimulatedWorks) return 0;
   try {
     fuzz::check_timeline(plan, sim::simulate(plan, batch, gpu, cost_params_for(gpu)));

@@ -5,12 +5,11 @@
 
 #include "fuzz_batch.h"
 #include "fuzz_contract.h"
+#include "fuzz_plan.h"
 #include "fuzz_timeline.h"
 #include "mlasim/model/cost_model.h"
-#include "mlasim/sim/plan_checks.h"
 #include "mlasim/sim/reference_executor.h"
 #include "mlasim/sim/simulator.h"
-#include "mlasim/sim/split_policy.h"
 
 using namespace mlasim;
 
@@ -21,16 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int clusters = fuzz::pick_clusters(in, gpu);
   const uint64_t seed = in.ConsumeIntegral<uint64_t>();
   const DecodeBatch batch = fuzz::pick_batch(in, fuzz::BatchLimits{8, 256, 4});
-  sim::Plan plan;
-  bool planned = false;
-  fuzz::expect_result_or_input_error([&] {
-    batch.validate();
-    plan = sim::make_policy(spec)->plan(sim::PlanRequest{batch, gpu, clusters});
-    planned = true;
-  });
-  if (!planned) return 0;
-  const std::vector<std::string> problems = sim::check_plan(plan, batch);
-  if (!problems.empty()) fuzz::contract_violation(spec + " on " + gpu.name + ": " + problems.front());
+  const std::optional<sim::Plan> checked = fuzz::plan_checked(spec, batch, gpu, clusters);
+  if (!checked) return 0;
+  const sim::Plan& plan = *checked;
   try {
     fuzz::check_timeline(plan, sim::simulate(plan, batch, gpu, cost_params_for(gpu)));
     // Narrow heads and a sample of two heads keep each run to milliseconds; head folding still shows.
