@@ -1,10 +1,11 @@
 #include "mlasim/validate/repeatability.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
+
+#include "mlasim/validate/error_report.h"
 
 namespace mlasim::validate {
 namespace {
@@ -16,12 +17,6 @@ std::string workload_key(const MeasurementRow& r) {
 
 std::string row_key(const MeasurementRow& r) {
   return r.config_id.empty() ? workload_key(r) + "|" + r.policy : r.campaign + "|" + r.config_id;
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(std::min<double>(q * static_cast<double>(v.size()), static_cast<double>(v.size() - 1)))];
 }
 
 struct Pair {
@@ -69,14 +64,12 @@ RepeatabilityStats measurement_repeatability(const std::vector<MeasurementRow>& 
   }
   s.matched = static_cast<int>(diffs.size());
   if (diffs.empty()) return s;
-  std::vector<double> abs;
-  for (double d : diffs) {
-    abs.push_back(std::abs(d));
-    s.mean_signed_diff_pct += d / static_cast<double>(diffs.size());
-  }
-  s.median_abs_diff_pct = percentile(abs, 0.5);
-  s.p90_abs_diff_pct = percentile(abs, 0.9);
-  s.max_abs_diff_pct = *std::max_element(abs.begin(), abs.end());
+  // The same statistics, and the same percentile, as the model's errors get (error_report.h).
+  const ErrorStats e = error_stats(diffs);
+  s.median_abs_diff_pct = e.p50_pct;
+  s.p90_abs_diff_pct = e.p90_pct;
+  s.max_abs_diff_pct = e.max_pct;
+  s.mean_signed_diff_pct = e.mean_signed_pct;
   s.best_within_3pct_pct = best_within_3pct(groups, false, s.workloads);
   s.best_within_3pct_reverse_pct = best_within_3pct(groups, true, s.workloads);
   return s;

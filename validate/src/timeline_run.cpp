@@ -22,9 +22,7 @@ void check_writable_dir(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     throw InputError("timeline", dir + ": cannot create the folder (" + (ec ? ec.message() : "not a folder") + ")");
-  const std::string probe = (std::filesystem::path(dir) / ".mlasim-write-check").string();
-  write_file_atomically(probe, "", "timeline");
-  std::filesystem::remove(probe, ec);
+  check_writable((std::filesystem::path(dir) / ".mlasim-write-check").string(), "timeline");
 }
 
 }  // namespace
