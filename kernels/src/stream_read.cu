@@ -4,26 +4,17 @@
 
 #include "l2_flush.h"
 #include "mlasim/kernels/gpu_check.h"
+#include "work_stamps.cuh"
 
 namespace mlasim::kernels {
 namespace {
-
-__device__ __forceinline__ unsigned sm_id() {
-#if defined(MLASIM_GPU_NVIDIA)
-  unsigned id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-#else
-  return __smid();
-#endif
-}
 
 // Launched with wg_per_sm blocks per SM on every SM (shared memory caps residency at wg_per_sm); blocks on SMs
 // at or above `active` leave at once, the others take a slot on their SM and read their share.
 __global__ void __launch_bounds__(256) stream_read_kernel(const uint4* data, int64_t vecs_per_block, int active,
                                                           int wg_per_sm, unsigned* slots, uint4* sink) {
   __shared__ int slot;
-  const unsigned sm = sm_id();
+  const unsigned sm = compute_unit_id();
   if (sm >= static_cast<unsigned>(active)) return;
   if (threadIdx.x == 0) slot = static_cast<int>(atomicAdd(&slots[sm], 1u));
   __syncthreads();

@@ -20,17 +20,14 @@ __device__ __forceinline__ uint64_t global_clock_ns() {
 #endif
 }
 
-// The SM (NVIDIA) or CU (AMD: shader engine, array and CU fields of HW_ID, numbered densely) running this
-// workgroup.
+// The SM (NVIDIA) or CU (AMD: HIP's __smid, read from the HW_ID register) running this workgroup.
 __device__ __forceinline__ uint32_t compute_unit_id() {
 #if defined(MLASIM_GPU_NVIDIA)
   uint32_t id;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
   return id;
 #else
-  constexpr int kHwIdRegister = 4;  // HW_REG_HW_ID, read whole: simm16 = id | offset << 6 | (size - 1) << 11
-  const uint32_t hw = __builtin_amdgcn_s_getreg(kHwIdRegister | (0 << 6) | (31 << 11));
-  return ((hw >> 13) & 7u) * 32u + ((hw >> 12) & 1u) * 16u + ((hw >> 8) & 15u);
+  return static_cast<uint32_t>(__smid());
 #endif
 }
 
