@@ -72,6 +72,7 @@ std::vector<BadInput> rows() {
       {"KnobOutOfDomain", "predict --gpu h100 --batch 4 --context 1000 --policy aiter-v1:max_split_per_batch=0",
        "max_split_per_batch"},
       {"FixedSplitsZero", "predict --gpu h100 --batch 4 --context 1000 --policy fixed:splits=0", "splits"},
+      {"PlanPastTheWorksLimit", "predict --gpu h100 --batch 4096 --context 100000 --policy fixed:splits=1024", "works"},
       // Output files: checked before any work.
       {"SweepOutInMissingFolder",
        "sweep --gpu h100 --batch 1,2 --context 100,200 --policy aiter-v1 --out {D}/missing/x.csv", "out"},

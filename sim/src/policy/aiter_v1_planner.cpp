@@ -146,6 +146,10 @@ BufferSizes aiter_v1_buffer_sizes(const AiterV1Args& a) {
   const int64_t Bx = static_cast<int64_t>(a.seqlens_kv_indptr.size()) - 1;
   const int64_t tile_cnt = Bx * tpb;
   const int64_t max_work = (Bx + MS - 1) * tpb;
+  if (max_work > kMaxWorksPerPlan)
+    throw InputError("works", "aiter-v1 sizes work_info for " + std::to_string(max_work) + " works here, more than " +
+                                  std::to_string(kMaxWorksPerPlan) +
+                                  ", the most one plan may hold; use fewer requests or shorter query lengths");
   int64_t max_split_tiles = std::min(Bx + MS - 1, 2 * (MS - 1)) * tpb;
   if (a.max_split_per_batch > 0)
     max_split_tiles = std::max(max_split_tiles, tile_cnt + std::min<int64_t>(MS, int64_t{a.max_split_per_batch} * Bx));

@@ -27,7 +27,7 @@ TileShape packed_row_blocks(const DecodeBatch& batch, int rows, const std::strin
 }
 
 PlanAssembler::PlanAssembler(const DecodeBatch& batch, const TileShape& shape, const std::string& policy)
-    : batch_(batch), shape_(shape) {
+    : batch_(batch), shape_(shape), policy_(policy) {
   const int B = batch.size();
   const int R = shape.head_groups;
   const int uni = batch.uniform_qo_len();
@@ -55,6 +55,10 @@ PlanAssembler::PlanAssembler(const DecodeBatch& batch, const TileShape& shape, c
 void PlanAssembler::add(int cluster, int t, int64_t begin, int64_t end) {
   if (begin < 0 || end <= begin || end > batch_.pages(tiles_[t].request))
     throw std::logic_error("plan assembly: a work's KV range is empty or outside its request");
+  if (static_cast<int64_t>(pieces_.size()) >= kMaxWorksPerPlan)
+    throw InputError("works", policy_ + " would cut this batch (" + std::to_string(batch_.size()) +
+                                  " requests) into more than " + std::to_string(kMaxWorksPerPlan) +
+                                  " works, the most one plan may hold; use fewer requests or fewer splits");
   pieces_.push_back({cluster, t, begin, end});
 }
 

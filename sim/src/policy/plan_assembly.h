@@ -59,7 +59,7 @@ class PlanAssembler {
   const TileShape& shape() const { return shape_; }
 
   // A persistent plan: appends to cluster `cluster`'s list the work of tile `t` over pages [begin, end) of
-  // its request (relative to the request's first page).
+  // its request (relative to the request's first page). Throws InputError("works", ...) past kMaxWorksPerPlan.
   void add(int cluster, int t, int64_t begin, int64_t end);
   // A grid plan: the next workgroup in launch order runs tile `t` over pages [begin, end).
   void add_workgroup(int t, int64_t begin, int64_t end) { add(next_workgroup_++, t, begin, end); }
@@ -78,6 +78,7 @@ class PlanAssembler {
   };
   const DecodeBatch& batch_;
   TileShape shape_;
+  std::string policy_;
   std::vector<TileInfo> tiles_;
   std::vector<int> tile_begin_;        // per virtual batch, plus the end
   std::vector<int64_t> request_page_;  // prefix sum of pages: request b's pages start at [b]

@@ -46,7 +46,8 @@ struct AiterV1Args {
   void validate() const;
 };
 
-// get_mla_metadata_info_v1 (spec section 8).
+// get_mla_metadata_info_v1 (spec section 8). Throws InputError("works", ...) when work_info would exceed
+// kMaxWorksPerPlan rows.
 BufferSizes aiter_v1_buffer_sizes(const AiterV1Args& args);
 
 // Runs the v1.2 planner (spec section 4). Throws InputError for arguments AITER rejects or mis-plans.

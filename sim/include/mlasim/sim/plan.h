@@ -14,6 +14,11 @@ namespace mlasim::sim {
 // Marks a buffer entry the planner never writes (AITER leaves torch.empty garbage there; JSON shows null).
 inline constexpr int32_t kUnwritten = std::numeric_limits<int32_t>::min();
 
+// The most works one plan may hold (32 MiB of work_info rows). A batch of thousands of long requests split
+// hundreds of ways would otherwise take seconds and gigabytes to plan and simulate; the planners refuse it with
+// InputError("works", ...) instead. AITER's own v1 plans stay far below it (batch + CUs rows per q tile).
+inline constexpr int64_t kMaxWorksPerPlan = int64_t{1} << 20;
+
 // One row of work_info_set: one qo tile of one (virtual) batch over one contiguous KV range.
 struct WorkInfo {
   int32_t batch_idx = 0;        // virtual batch (after head folding)
