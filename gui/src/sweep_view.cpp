@@ -21,7 +21,6 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
-#include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
 #include "mlasim/gui/text_format.h"
@@ -67,10 +66,7 @@ sim::SweepGrid grid_for(const sim::Scenario& s, const sim::WorkloadContext& ctx)
 
 }  // namespace
 
-SweepView::SweepView(QWidget* parent)
-    : QWidget(parent),
-      done_(std::make_shared<std::atomic<size_t>>(0)),
-      total_(std::make_shared<std::atomic<size_t>>(1)) {
+SweepView::SweepView(QWidget* parent) : QWidget(parent) {
   axis_ = new QComboBox;
   axis_->addItems({tr("context"), tr("batch")});
   from_ = spin(1, 1 << 30, 1024);
@@ -128,31 +124,19 @@ SweepView::SweepView(QWidget* parent)
   connect(heatmap_chart(), &QChart::plotAreaChanged, this, [this] { paint_heatmap_background(); });
   connect(run_button_, &QPushButton::clicked, this, &SweepView::run);
   poll_ = new QTimer(this);
-  poll_->setInterval(100);
-  connect(poll_, &QTimer::timeout, this, [this] {
-    progress_->setValue(static_cast<int>(1000 * done_->load() / std::max<size_t>(1, total_->load())));
-  });
-  connect(&watcher_, &QFutureWatcher<Outcome>::finished, this, [this] {
-    poll_->stop();
-    show_outcome(watcher_.result());
-    if (rerun_) {
-      rerun_ = false;
-      start();
-    } else {
-      emit finished();
-    }
-  });
+  poll_->setInterval(50);
+  connect(poll_, &QTimer::timeout, this, &SweepView::poll);
   status_->setText(tr("Run a sweep to see kernel time against context or batch, and where B beats A."));
 }
 
-SweepView::~SweepView() { watcher_.waitForFinished(); }
+SweepView::~SweepView() = default;
 
 QChart* SweepView::line_chart() const { return line_view_->chart(); }
 QChart* SweepView::heatmap_chart() const { return heat_view_->chart(); }
 
 void SweepView::set_scenario(const sim::Scenario& s) { scenario_ = s; }
 
-bool SweepView::running() const { return watcher_.isRunning(); }
+bool SweepView::running() const { return sweep_.running(); }
 
 void SweepView::run() {
   if (running()) {
@@ -172,58 +156,71 @@ void SweepView::start() {
       min_context_->value(), max_context_->value(),
       1 + static_cast<int>(std::lround(
               std::log2(std::max(1.0, double(max_context_->value()) / std::max(1, min_context_->value()))))));
-  done_->store(0);
-  total_->store(1);
   progress_->setValue(0);
   run_button_->setText(tr("Running..."));
   status_->setText(
       tr("Sweeping %1 and %2...")
           .arg(QString::fromStdString(scenario.policies[0].spec), QString::fromStdString(scenario.policies[1].spec)));
-  auto done = done_;
-  auto total = total_;
-  watcher_.setFuture(QtConcurrent::run([scenario, along_batch, values, batches, contexts, done, total] {
-    Outcome out;
-    try {
-      const auto ctx = std::make_shared<const sim::WorkloadContext>(sim::resolve(scenario.workload));
-      const int requests = ctx->batch.size();
-      const int context = static_cast<int>(ctx->batch.total_kv_tokens() / std::max(1, requests));
-      sim::SweepGrid line = grid_for(scenario, *ctx);
-      line.batches = along_batch ? values : std::vector<int>{requests};
-      line.contexts = along_batch ? std::vector<int>{context} : values;
-      sim::SweepGrid heat = grid_for(scenario, *ctx);
-      heat.batches = batches;
-      heat.contexts = contexts;
-      const size_t line_size = sim::sweep_size(line);
-      total->store(line_size + sim::sweep_size(heat));
-      out.line = sim::run_sweep(line, [&](size_t d, size_t) { done->store(d); });
-      out.grid = sim::run_sweep(heat, [&](size_t d, size_t) { done->store(line_size + d); });
-    } catch (const std::exception& e) {  // InputError, or a bad_alloc from an absurd grid
-      out.error = e.what();
-    }
-    return out;
-  }));
+  try {
+    const sim::WorkloadContext ctx = sim::resolve(scenario.workload);
+    const int requests = ctx.batch.size();
+    const int context = static_cast<int>(ctx.batch.total_kv_tokens() / std::max(1, requests));
+    sim::SweepGrid line = grid_for(scenario, ctx);
+    line.batches = along_batch ? values : std::vector<int>{requests};
+    line.contexts = along_batch ? std::vector<int>{context} : values;
+    sim::SweepGrid heat = grid_for(scenario, ctx);
+    heat.batches = batches;
+    heat.contexts = contexts;
+    sweep_.start({std::move(line), std::move(heat)});
+  } catch (const std::exception& e) {  // InputError from the workload or the grids: nothing started
+    show_error(e.what());
+    QTimer::singleShot(0, this, [this] { emit finished(); });  // as a sweep that failed on its worker would
+    return;
+  }
   poll_->start();
 }
 
-void SweepView::show_outcome(const Outcome& outcome) {
+void SweepView::poll() {
+  progress_->setValue(static_cast<int>(1000 * sweep_.progress()));
+  std::optional<sim::BackgroundSweep::Outcome> outcome = sweep_.take_if_finished();
+  if (!outcome) return;
+  poll_->stop();
+  show_outcome(*outcome);
+  if (rerun_) {
+    rerun_ = false;
+    start();
+  } else {
+    emit finished();
+  }
+}
+
+void SweepView::show_error(const std::string& error) {
   run_button_->setText(tr("Run sweep"));
   progress_->setValue(1000);
+  error_ = QString::fromStdString(error);
+  status_->setText(tr("Sweep failed: %1").arg(error_));
+}
+
+void SweepView::show_outcome(const sim::BackgroundSweep::Outcome& outcome) {
   if (!outcome.error.empty()) {
-    error_ = QString::fromStdString(outcome.error);
-    status_->setText(tr("Sweep failed: %1").arg(error_));
+    show_error(outcome.error);
     return;
   }
+  run_button_->setText(tr("Run sweep"));
+  progress_->setValue(1000);
   error_.clear();
-  line_ = sweep_line(outcome.line);
-  grid_ = speedup_grid(outcome.grid);
+  const sim::SweepResult& line_result = outcome.results[0];
+  const sim::SweepResult& grid_result = outcome.results[1];
+  line_ = sweep_line(line_result);
+  grid_ = speedup_grid(grid_result);
   draw_line();
   draw_heatmap();
   const auto crossings = line_crossovers(line_);
   QStringList at;
   for (double x : crossings) at << QString::number(x, 'f', 0);
   status_->setText(tr("%1 + %2 configurations planned and simulated. %3")
-                       .arg(outcome.line.points.size() / 2)
-                       .arg(outcome.grid.points.size() / 2)
+                       .arg(line_result.points.size() / 2)
+                       .arg(grid_result.points.size() / 2)
                        .arg(crossings.empty() ? tr("The curves do not cross in this range.")
                                               : tr("The curves cross at %1 = %2.")
                                                     .arg(line_.along_batch ? tr("batch") : tr("context"),

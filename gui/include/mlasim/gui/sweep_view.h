@@ -1,14 +1,14 @@
 #pragma once
 // The sweep view: predicted kernel time of A and B along context or batch (a QtCharts line chart), and B's speedup
 // over batch x context as a heatmap with the crossover (B = A) drawn on the cell edges. Sweeps run off the UI
-// thread (QtConcurrent) through sim::run_sweep; a run started while one is going waits and then runs once.
-#include <QFutureWatcher>
+// thread in a sim::BackgroundSweep that a UI timer polls (no Qt object crosses threads); a run started while one is
+// going waits and then runs once.
+#include <QString>
 #include <QWidget>
-#include <atomic>
-#include <memory>
 #include <string>
 
 #include "mlasim/gui/sweep_analysis.h"
+#include "mlasim/sim/background_sweep.h"
 #include "mlasim/sim/scenario.h"
 
 class QChart;
@@ -47,12 +47,10 @@ class SweepView : public QWidget {
   void finished();
 
  private:
-  struct Outcome {
-    std::string error;
-    sim::SweepResult line, grid;
-  };
   void start();
-  void show_outcome(const Outcome& outcome);
+  void poll();
+  void show_outcome(const sim::BackgroundSweep::Outcome& outcome);
+  void show_error(const std::string& error);
   void draw_line();
   void draw_heatmap();
   void paint_heatmap_background();
@@ -76,8 +74,7 @@ class SweepView : public QWidget {
   QChartView* line_view_;
   QChartView* heat_view_;
   QTimer* poll_;
-  QFutureWatcher<Outcome> watcher_;
-  std::shared_ptr<std::atomic<size_t>> done_, total_;
+  sim::BackgroundSweep sweep_;  // destroyed first: cancels and joins its worker before the widgets go
 };
 
 }  // namespace mlasim::gui
