@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "mlasim/sim/int_math.h"
@@ -67,7 +67,9 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
   }
 
   // KV coverage and partial bookkeeping per tile.
-  std::set<int> partial_rows;
+  // Partial rows as spans [loc, loc + rows) of the split fragments, checked for overlap once sorted: a set of rows
+  // would cost a node per row, millions for the largest plans.
+  std::vector<std::pair<int64_t, int64_t>> partial_spans;
   std::map<std::pair<int, int>, std::vector<int>> expected_reduce;  // (qo_start, qo_end) -> partial locs
   for (auto& [key, works] : tiles) {
     // A tile's fragments may sit anywhere in the work list (heap planners); coverage is checked in KV order.
@@ -106,11 +108,17 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
         bad.push_back(fmt::format("work {}: fragment of a split tile writes final output", i));
         continue;
       }
-      for (int row = w.partial_qo_loc; row < w.partial_qo_loc + w.qo_rows(); ++row)
-        if (!partial_rows.insert(row).second) bad.push_back(fmt::format("partial row {} is used twice", row));
+      partial_spans.push_back({w.partial_qo_loc, int64_t{w.partial_qo_loc} + w.qo_rows()});
       locs.push_back(w.partial_qo_loc);
     }
     expected_reduce[{first.qo_start, first.qo_end}] = locs;
+  }
+
+  std::sort(partial_spans.begin(), partial_spans.end());
+  int64_t rows_taken_to = std::numeric_limits<int64_t>::min();
+  for (const auto& [begin, end] : partial_spans) {
+    if (begin < end && begin < rows_taken_to) bad.push_back(fmt::format("partial row {} is used twice", begin));
+    rows_taken_to = std::max(rows_taken_to, end);
   }
 
   // Reduce maps: every split tile listed once, with its partials in KV order.

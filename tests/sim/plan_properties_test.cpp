@@ -2,6 +2,7 @@
 // (request, query tile) is covered once, partial rows are unique, cluster loads stay within the payload.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "mlasim/model/gpu.h"
@@ -111,6 +112,21 @@ TEST(PlanProperties, CheckPlanReportsAMissingFragment) {
   EXPECT_FALSE(check_plan(plan, b).empty());
   const ReferenceExecutor ex(b, ReferenceOptions{16, 8, 3, {0}});
   EXPECT_GT(max_abs_difference(ex.run_plan(plan), ex.run_direct()), 1e-3f);
+}
+
+TEST(PlanProperties, CheckPlanReportsTwoFragmentsSharingPartialRows) {
+  DecodeBatch b = DecodeBatch::uniform(1, 4000);
+  Gpu gpu;
+  gpu.arch = "gfx950";
+  gpu.num_cu = 256;
+  Plan plan = plan_aiter_v1(make_aiter_v1_args({b, gpu, 0}));
+  ASSERT_GT(plan.num_partials(), 2);
+  ASSERT_TRUE(check_plan(plan, b).empty());
+  const int32_t taken = plan.works[0].partial_qo_loc;
+  plan.works[1].partial_qo_loc = taken;  // the second fragment overwrites the first one's partial
+  const std::vector<std::string> bad = check_plan(plan, b);
+  EXPECT_NE(std::find(bad.begin(), bad.end(), "partial row " + std::to_string(taken) + " is used twice"), bad.end())
+      << ::testing::PrintToString(bad);
 }
 
 }  // namespace
