@@ -62,7 +62,7 @@ run: build
 # suppressions). The TSan tree runs the threaded paths; tsan.supp holds the reports from TBB's own task hand-off
 # (libtbb is not instrumented).
 SAN_DIR := $(CURDIR)/tests/sanitizers
-TSAN_ENV := TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:halt_on_error=1:second_deadlock_stack=1
+TSAN_ENV := TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:halt_on_error=1:second_deadlock_stack=1:history_size=7
 define TSAN_CTEST
 cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L cli
 cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L 'sim|validate' -R 'Sweep|CsvWriter|CampaignRun|TimelineRun'
