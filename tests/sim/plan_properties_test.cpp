@@ -88,13 +88,17 @@ TEST(PlanProperties, ReferenceExecutorEqualsDirectAttentionOnRandomPlans) {
   EXPECT_GT(multi_tile, 20);
 }
 
-TEST(PlanProperties, FullHeadDimsOnOneSplitBatch) {
-  DecodeBatch b = DecodeBatch::uniform(2, 700, 2);
+// AITER's v1 plan of `b` on an MI355X-sized gfx950 (256 CUs).
+Plan gfx950_plan(const DecodeBatch& b) {
   Gpu gpu;
   gpu.arch = "gfx950";
   gpu.num_cu = 256;
-  AiterV1Args a = make_aiter_v1_args({b, gpu, 0});
-  const Plan plan = plan_aiter_v1(a);
+  return plan_aiter_v1(make_aiter_v1_args({b, gpu, 0}));
+}
+
+TEST(PlanProperties, FullHeadDimsOnOneSplitBatch) {
+  DecodeBatch b = DecodeBatch::uniform(2, 700, 2);
+  const Plan plan = gfx950_plan(b);
   ASSERT_GT(plan.num_partials(), 0);
   const ReferenceExecutor ex(b, ReferenceOptions{});
   const auto direct = ex.run_direct();
@@ -103,11 +107,8 @@ TEST(PlanProperties, FullHeadDimsOnOneSplitBatch) {
 }
 
 TEST(PlanProperties, CheckPlanReportsAMissingFragment) {
-  DecodeBatch b = DecodeBatch::uniform(1, 4000);
-  Gpu gpu;
-  gpu.arch = "gfx950";
-  gpu.num_cu = 256;
-  Plan plan = plan_aiter_v1(make_aiter_v1_args({b, gpu, 0}));
+  const DecodeBatch b = DecodeBatch::uniform(1, 4000);
+  Plan plan = gfx950_plan(b);
   plan.works[3].kv_start += 16;  // leaves 16 tokens uncovered
   EXPECT_FALSE(check_plan(plan, b).empty());
   const ReferenceExecutor ex(b, ReferenceOptions{16, 8, 3, {0}});
@@ -115,11 +116,8 @@ TEST(PlanProperties, CheckPlanReportsAMissingFragment) {
 }
 
 TEST(PlanProperties, CheckPlanReportsTwoFragmentsSharingPartialRows) {
-  DecodeBatch b = DecodeBatch::uniform(1, 4000);
-  Gpu gpu;
-  gpu.arch = "gfx950";
-  gpu.num_cu = 256;
-  Plan plan = plan_aiter_v1(make_aiter_v1_args({b, gpu, 0}));
+  const DecodeBatch b = DecodeBatch::uniform(1, 4000);
+  Plan plan = gfx950_plan(b);
   ASSERT_GT(plan.num_partials(), 2);
   ASSERT_TRUE(check_plan(plan, b).empty());
   const int32_t taken = plan.works[0].partial_qo_loc;
