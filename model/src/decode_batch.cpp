@@ -20,6 +20,8 @@ int DecodeBatch::uniform_qo_len() const {
 
 int64_t DecodeBatch::total_kv_tokens() const { return std::accumulate(kv_lens.begin(), kv_lens.end(), int64_t{0}); }
 
+int64_t DecodeBatch::total_qo_tokens() const { return std::accumulate(qo_lens.begin(), qo_lens.end(), int64_t{0}); }
+
 void DecodeBatch::validate() const {
   if (kv_lens.empty()) throw InputError("batch", "the batch is empty; give at least one request");
   if (qo_lens.size() != kv_lens.size())
@@ -47,6 +49,23 @@ void DecodeBatch::validate() const {
   if (!is_power_of_two(kv_granularity))
     throw InputError("kv_granularity",
                      "must be a power of two (16, 32, 64, ...), got " + std::to_string(kv_granularity));
+  if (topk < 0 || topk > kMaxTopk)
+    throw InputError("topk", "must be 0 (dense) or 1.." + std::to_string(kMaxTopk) + " rows per query token, got " +
+                                 std::to_string(topk));
+  if (!topk_lens.empty()) {
+    if (topk == 0)
+      throw InputError("topk_lens", "needs a top-k (topk >= 1): per-request lengths are for sparse decode");
+    if (topk_lens.size() != kv_lens.size())
+      throw InputError("topk_lens", "has " + std::to_string(topk_lens.size()) + " entries but the batch has " +
+                                        std::to_string(kv_lens.size()) + " requests");
+    for (size_t i = 0; i < topk_lens.size(); ++i)
+      if (topk_lens[i] < 1 || topk_lens[i] > topk)
+        throw InputError("topk_lens", "must be 1.." + std::to_string(topk) + " (the top-k), got " +
+                                          std::to_string(topk_lens[i]) + " for request " + std::to_string(i));
+  }
+  if (topk > 0 && page_size != 1)
+    throw InputError("page_size", "sparse (top-k) decode gathers single KV rows: page size must be 1, got " +
+                                      std::to_string(page_size));
 }
 
 DecodeBatch DecodeBatch::uniform(int batch, int context, int qo_len) {

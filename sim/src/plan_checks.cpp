@@ -6,11 +6,29 @@
 #include <map>
 #include <utility>
 
+#include "mlasim/model/input_error.h"
 #include "mlasim/sim/int_math.h"
+#include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim {
 
+namespace {
+std::vector<std::string> check_dense_plan(const Plan& p, const DecodeBatch& batch);
+}  // namespace
+
 std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
+  if (!batch.is_sparse() && p.gathered == GatheredRows::none) return check_dense_plan(p, batch);
+  // A sparse plan covers the per-token batch of its convention.
+  try {
+    return check_dense_plan(p, kernel_batch(p, batch));
+  } catch (const InputError& e) {
+    return {e.what()};
+  }
+}
+
+namespace {
+
+std::vector<std::string> check_dense_plan(const Plan& p, const DecodeBatch& batch) {
   std::vector<std::string> bad;
   const int nc = p.num_work_lists();
   if (p.work_indptr.size() < static_cast<size_t>(nc) + 1 || p.work_indptr[0] != 0) {
@@ -145,5 +163,7 @@ std::vector<std::string> check_plan(const Plan& p, const DecodeBatch& batch) {
     bad.push_back(fmt::format("{} split tiles but {} reduce tiles list partials", expected_reduce.size(), listed));
   return bad;
 }
+
+}  // namespace
 
 }  // namespace mlasim::sim

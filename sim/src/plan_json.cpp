@@ -105,6 +105,8 @@ json plan_to_json(const Plan& p) {
                     {"reduce_final_map", std::move(final_map)},
                     {"num_partials", p.num_partials()},
                     {"reduce_partial_map", p.reduce_partial_map}};
+  // A sparse plan's requests are query tokens over gathered rows; dense plans leave the key out.
+  if (p.gathered != GatheredRows::none) out["gathered_rows"] = std::string(gathered_rows_name(p.gathered));
   return out;
 }
 
@@ -169,6 +171,16 @@ Plan plan_from_json(const json& j) {
     if (t < p.reduce_final_map.size()) ++tiles;
   p.set_num_tiles(tiles);
   p.policy = j.value("policy", std::string("imported"));
+  if (j.contains("gathered_rows")) {
+    const std::string gathered = j["gathered_rows"].is_string() ? j["gathered_rows"].get<std::string>() : "";
+    if (gathered == "selected") {
+      p.gathered = GatheredRows::selected;
+    } else if (gathered == "full-topk") {
+      p.gathered = GatheredRows::full_topk;
+    } else if (gathered != "none") {
+      throw InputError("gathered_rows", "must be none, selected or full-topk, got " + j["gathered_rows"].dump());
+    }
+  }
   return p;
 }
 

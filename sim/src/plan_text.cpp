@@ -34,8 +34,12 @@ std::string works_text(const Plan& p, int c, int page_size) {
 
 std::string describe_workload(const DecodeBatch& b, const Gpu& g, int clusters) {
   const int uq = b.uniform_qo_len();
-  return fmt::format("{} tokens, {} heads, {}/{}, qlen {}, page {}, granule {} on {} ({} of {} CUs)",
-                     lens_text(b.kv_lens), b.q_heads, dtype_name(b.q_dtype), dtype_name(b.kv_dtype),
+  std::string sparse;
+  if (b.is_sparse())
+    sparse = b.topk_lens.empty() ? fmt::format(", top-k {}", b.topk)
+                                 : fmt::format(", top-k {} ({} per request)", b.topk, lens_text(b.topk_lens));
+  return fmt::format("{} tokens{}, {} heads, {}/{}, qlen {}, page {}, granule {} on {} ({} of {} CUs)",
+                     lens_text(b.kv_lens), sparse, b.q_heads, dtype_name(b.q_dtype), dtype_name(b.kv_dtype),
                      uq > 0 ? std::to_string(uq) : lens_text(b.qo_lens), b.page_size, b.kv_granularity, g.name,
                      clusters > 0 ? clusters : g.num_cu, g.num_cu);
 }
@@ -54,7 +58,9 @@ std::string format_plan_text(const Plan& p, int page_size) {
   else
     out += fmt::format("clusters used   {} of {} ({:.1f}%)\n", active, nc, nc ? 100.0 * active / nc : 0.0);
   out += fmt::format("works           {}\n", p.num_works());
-  out += fmt::format("splits/request  {}\n", lens_text(splits));
+  // A sparse plan's requests are the batch's query tokens.
+  out += fmt::format("{}  {}\n", p.gathered == GatheredRows::none ? "splits/request" : "splits/token  ",
+                     lens_text(splits));
   const bool aiter = p.policy.rfind("aiter-v1", 0) == 0;
   if (aiter)
     out += fmt::format(

@@ -6,6 +6,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/kernel_choice.h"
 #include "mlasim/sim/reduce_graph.h"
+#include "mlasim/sim/split_policy.h"
 #include "reduce_stage.h"
 
 namespace mlasim::sim {
@@ -269,12 +270,18 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
 Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                     std::optional<KernelClassId> kernel) {
   Prediction p;
-  p.metrics = run(plan, batch, gpu, params, kernel, &p.timeline);
+  if (batch.is_sparse() || plan.gathered != GatheredRows::none) {
+    p.metrics = run(plan, kernel_batch(plan, batch), gpu, params, kernel, &p.timeline);
+  } else {
+    p.metrics = run(plan, batch, gpu, params, kernel, &p.timeline);
+  }
   return p;
 }
 
 Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                          std::optional<KernelClassId> kernel) {
+  if (batch.is_sparse() || plan.gathered != GatheredRows::none)
+    return run(plan, kernel_batch(plan, batch), gpu, params, kernel, nullptr);
   return run(plan, batch, gpu, params, kernel, nullptr);
 }
 

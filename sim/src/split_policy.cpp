@@ -6,13 +6,42 @@
 
 namespace mlasim::sim {
 
+namespace {
+
+std::string sparse_capable_policies() {
+  std::string names;
+  for (const auto& info : policy_registry())
+    if (info.make(KnobValues(info.knobs, PolicySpec{info.name, {}}))->sparse_rows() != GatheredRows::none)
+      names += (names.empty() ? "" : ", ") + info.name;
+  return names;
+}
+
+}  // namespace
+
 Plan SplitPolicy::plan(const PlanRequest& request) const {
-  Plan p = build_plan(request);
+  Plan p;
+  if (!request.batch.is_sparse()) {
+    p = build_plan(request);
+  } else {
+    const GatheredRows rows = sparse_rows();
+    if (rows == GatheredRows::none)
+      throw InputError("topk",
+                       name_ + " does not plan sparse (top-k) decode; policies that do: " + sparse_capable_policies());
+    if (schedules_sparse_batches()) {
+      p = build_plan(request);
+    } else {
+      const DecodeBatch tokens = gathered_batch(request.batch, rows);
+      p = build_plan(PlanRequest{tokens, request.gpu, request.clusters, request.arch});
+    }
+    p.gathered = rows;
+  }
   p.policy = spec_;
   // build_plan has checked the request's clusters against the GPU.
   p.cu_limit = request.clusters > 0 ? request.clusters : request.gpu.num_cu;
   return p;
 }
+
+std::optional<GraphBuffers> SplitPolicy::graph_buffers(const PlanRequest&) const { return std::nullopt; }
 
 const PolicyInfo* find_policy(const std::string& name) {
   for (const auto& p : policy_registry())
@@ -28,6 +57,15 @@ std::unique_ptr<SplitPolicy> make_policy(const PolicySpec& spec) {
     throw InputError("policy", "unknown policy '" + spec.name + "'; known: " + names);
   }
   return info->make(KnobValues(info->knobs, spec));
+}
+
+DecodeBatch kernel_batch(const Plan& plan, const DecodeBatch& batch) {
+  if (batch.is_sparse() != (plan.gathered != GatheredRows::none))
+    throw InputError("plan", batch.is_sparse()
+                                 ? "a dense plan cannot run a sparse (top-k) batch; plan it for top-k"
+                                 : "a sparse plan (gathered rows: " + std::string(gathered_rows_name(plan.gathered)) +
+                                       ") cannot run a dense batch");
+  return batch.is_sparse() ? gathered_batch(batch, plan.gathered) : batch;
 }
 
 std::unique_ptr<SplitPolicy> make_policy(std::string_view spec_text) {

@@ -18,6 +18,7 @@ void require_non_empty(const std::vector<T>& v, const char* field) {
 
 DecodeBatch batch_for(const SweepGrid& grid, int batch, int context) {
   DecodeBatch b = grid.shape;
+  b.topk_lens.clear();  // per-request top-k lengths name one batch; a sweep varies it (the top-k stays)
   b.kv_lens.assign(static_cast<size_t>(batch), context);
   b.qo_lens.assign(static_cast<size_t>(batch), grid.qo_len);
   return b;

@@ -166,6 +166,8 @@ DecodeBatch Workload::make_batch() const {
   b.page_size = page_size;
   b.kv_granularity = granularity();
   b.causal = causal;
+  b.topk = topk;
+  b.topk_lens = topk_lens;
   b.validate();
   return b;
 }
@@ -184,13 +186,15 @@ json workload_to_json(const Workload& w) {
   if (w.kv_heads != 1) j["kv_heads"] = w.kv_heads;
   if (w.kv_granularity) j["kv_granularity"] = *w.kv_granularity;
   if (!w.causal) j["causal"] = false;
+  if (w.topk > 0) j["topk"] = w.topk;
+  if (!w.topk_lens.empty()) j["topk_lens"] = w.topk_lens;
   return j;
 }
 
 Workload workload_from_json(const json& j, const std::string& path) {
   const JsonFields r(j, path,
                      {"gpu", "batch", "qlen", "qo_lens", "heads", "kv_heads", "q_dtype", "kv_dtype", "page_size",
-                      "kv_granularity", "causal", "clusters"},
+                      "kv_granularity", "causal", "clusters", "topk", "topk_lens"},
                      kWhat);
   Workload w;
   w.gpu = r.text("gpu", w.gpu);
@@ -206,6 +210,8 @@ Workload workload_from_json(const json& j, const std::string& path) {
   if (r.has("kv_granularity")) w.kv_granularity = r.integer("kv_granularity", 16, 1, 1 << 16);
   w.causal = r.boolean("causal", w.causal);
   w.clusters = r.integer("clusters", w.clusters, 0, 1 << 16);
+  w.topk = r.integer("topk", w.topk, 0, DecodeBatch::kMaxTopk);
+  if (r.has("topk_lens")) w.topk_lens = r.integers("topk_lens", 1, DecodeBatch::kMaxTopk, kMaxRequests);
   return w;
 }
 

@@ -125,6 +125,8 @@ class AiterNonpersistentPolicy final : public SplitPolicy {
  public:
   AiterNonpersistentPolicy(const PolicySpec& spec, Knobs k) : SplitPolicy(spec), k_(k) {}
   KernelKind kernel() const override { return KernelKind::grid; }
+  // Sparse batches: a dense plan over each query token's selected rows, as vLLM's and ATOM's AITER backends call it.
+  GatheredRows sparse_rows() const override { return GatheredRows::selected; }
 
  private:
   Plan build_plan(const PlanRequest& r) const override {

@@ -60,17 +60,56 @@ class AiterV1Policy final : public SplitPolicy {
   AiterV1Policy(const PolicySpec& spec, AiterV1Knobs knobs) : SplitPolicy(spec), k_(knobs) {}
 
   KernelKind kernel() const override { return KernelKind::persistent; }
+  GatheredRows sparse_rows() const override { return GatheredRows::selected; }
+
+  // get_mla_metadata_info_v1's sizes for the largest batch (for a sparse one: its query tokens, query length 1,
+  // is_sparse), and the fp32 partial outputs mla_decode_fwd allocates from reduce_partial_map; sparse steps add
+  // the [tokens, top-k] kv_indices buffer vLLM allocates once.
+  std::optional<GraphBuffers> graph_buffers(const PlanRequest& largest) const override {
+    const bool sparse = largest.batch.is_sparse();
+    const DecodeBatch tokens = sparse ? gathered_batch(largest.batch, GatheredRows::selected) : largest.batch;
+    const AiterV1Args a = args_for(PlanRequest{tokens, largest.gpu, largest.clusters, largest.arch}, sparse);
+    const BufferSizes s = aiter_v1_buffer_sizes(a);
+    const int64_t heads = tokens.q_heads, rows = int64_t{s.reduce_partial_map} * a.max_seqlen_qo;
+    GraphBuffers g;
+    g.policy = spec();
+    g.buffers = {
+        {"work_metadata_ptrs", {s.work_metadata_ptrs}, "uint64", BufferNeed::none},
+        {"work_indptr", {s.work_indptr}, "int32", BufferNeed::work_lists_plus_one},
+        {"work_info_set", {s.work_info_rows, 8}, "int32", BufferNeed::works},
+        {"reduce_indptr", {s.reduce_indptr}, "int32", BufferNeed::reduce_tiles_plus_one},
+        {"reduce_final_map", {s.reduce_final_map_rows, 2}, "int32", BufferNeed::reduce_tiles},
+        {"reduce_partial_map", {s.reduce_partial_map}, "int32", BufferNeed::partials},
+        {"logits", {rows, 1, heads, DecodeBatch::kVHeadDim}, "fp32", BufferNeed::partial_rows},
+        {"lse", {rows, 1, heads, 1}, "fp32", BufferNeed::partial_rows},
+    };
+    if (sparse)
+      g.buffers.push_back({"kv_indices", {int64_t{tokens.size()} * largest.batch.topk}, "int32", BufferNeed::kv_rows});
+    return g;
+  }
 
  private:
+  // vLLM's and ATOM's sparse backends plan each query token's selected rows and pass no split cap.
+  bool schedules_sparse_batches() const override { return true; }
+
   Plan build_plan(const PlanRequest& r) const override {
+    if (!r.batch.is_sparse()) return plan_aiter_v1(args_for(r, false));
+    const DecodeBatch tokens = gathered_batch(r.batch, GatheredRows::selected);
+    return plan_aiter_v1(args_for(PlanRequest{tokens, r.gpu, r.clusters, r.arch}, true));
+  }
+
+  // The planner's arguments as the serving engine passes them: the dense backend's split cap (vLLM's rule
+  // unless the knob sets one), or none (-1) on the sparse path.
+  AiterV1Args args_for(const PlanRequest& r, bool sparse) const {
     AiterV1Args a = make_aiter_v1_args(r);
     const int heads = r.batch.q_heads, batch = r.batch.size();
-    a.max_split_per_batch =
-        k_.max_split_per_batch ? *k_.max_split_per_batch : vllm_max_split_per_batch(heads, a.num_cu, batch);
+    a.max_split_per_batch = k_.max_split_per_batch ? *k_.max_split_per_batch
+                            : sparse               ? -1
+                                                   : vllm_max_split_per_batch(heads, a.num_cu, batch);
     a.experimental = k_.experimental;
     a.budget = k_.budget;
     a.split_coef = k_.coef;
-    return plan_aiter_v1(a);
+    return a;
   }
 
   AiterV1Knobs k_;

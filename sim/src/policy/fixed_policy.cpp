@@ -23,6 +23,8 @@ class FixedPolicy final : public SplitPolicy {
         granule_(k.integer<int>("granule")),
         heads_per_wg_(k.integer_or_derived<int>("heads_per_wg")) {}
   KernelKind kernel() const override { return KernelKind::grid; }
+  // Sparse batches: each query token's selected rows, split the same fixed way.
+  GatheredRows sparse_rows() const override { return GatheredRows::selected; }
 
  private:
   Plan build_plan(const PlanRequest& r) const override {

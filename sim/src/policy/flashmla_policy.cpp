@@ -28,14 +28,48 @@ struct Piece {
   int64_t begin_block, end_block;
 };
 
+// F4: fills `parts` parts in order with `payload` blocks each; request b has nb[b] blocks.
+std::vector<std::vector<Piece>> fill_parts(const std::vector<int64_t>& nb, int parts, int64_t payload) {
+  const int B = static_cast<int>(nb.size());
+  std::vector<std::vector<Piece>> part_pieces(static_cast<size_t>(parts));
+  int b = 0;
+  int64_t now = 0;
+  for (int p = 0; p < parts && b < B; ++p) {
+    int64_t remain = payload;
+    while (b < B) {
+      const int64_t rest = nb[b] - now;
+      if (remain >= rest + kOverheadBlocks) {
+        part_pieces[p].push_back({b, now, nb[b]});
+        remain -= rest + kOverheadBlocks;
+        ++b;
+        now = 0;
+      } else {
+        if (remain - kOverheadBlocks > 0) {
+          part_pieces[p].push_back({b, now, now + remain - kOverheadBlocks});
+          now += remain - kOverheadBlocks;
+        }
+        break;
+      }
+    }
+  }
+  if (b < B) throw std::logic_error("flashmla: the fill left requests unassigned");
+  return part_pieces;
+}
+
 class FlashMlaPolicy final : public SplitPolicy {
  public:
   explicit FlashMlaPolicy(const KnobValues& k)
       : SplitPolicy(k.spec()), parts_(k.integer_or_derived<int>("parts")), newest_(k.word("scheduler") == "2026") {}
   KernelKind kernel() const override { return KernelKind::persistent; }
+  // Sparse batches: FlashMLA schedules every token over its request's top-k rows (topk_length when given),
+  // whatever the context; rows past it are -1 sentinels the kernel masks.
+  GatheredRows sparse_rows() const override { return GatheredRows::full_topk; }
 
  private:
+  bool schedules_sparse_batches() const override { return true; }
+
   Plan build_plan(const PlanRequest& r) const override {
+    if (r.batch.is_sparse()) return build_sparse_plan(r);
     const int sms = detail::usable_clusters(r);
     const DecodeBatch& batch = r.batch;
     const int B = batch.size();
@@ -74,29 +108,7 @@ class FlashMlaPolicy final : public SplitPolicy {
     }
     const int64_t payload = cdiv(total, parts) + kOverheadBlocks;
 
-    // F4: fill the parts in order.
-    std::vector<std::vector<Piece>> part_pieces(static_cast<size_t>(parts));
-    int b = 0;
-    int64_t now = 0;
-    for (int p = 0; p < parts && b < B; ++p) {
-      int64_t remain = payload;
-      while (b < B) {
-        const int64_t rest = nb[b] - now;
-        if (remain >= rest + kOverheadBlocks) {
-          part_pieces[p].push_back({b, now, nb[b]});
-          remain -= rest + kOverheadBlocks;
-          ++b;
-          now = 0;
-        } else {
-          if (remain - kOverheadBlocks > 0) {
-            part_pieces[p].push_back({b, now, now + remain - kOverheadBlocks});
-            now += remain - kOverheadBlocks;
-          }
-          break;
-        }
-      }
-    }
-    if (b < B) throw std::logic_error("flashmla: the fill left requests unassigned");
+    const std::vector<std::vector<Piece>> part_pieces = fill_parts(nb, parts, payload);
 
     const int64_t pages_per_block = kBlockTokens / batch.page_size;
     detail::PlanAssembler a(batch, shape, name());
@@ -114,6 +126,72 @@ class FlashMlaPolicy final : public SplitPolicy {
     plan.model.payload_blocks = payload;
     plan.model.packed_qo_len_per_wg = kRowsPerBlock;
     plan.model.qo_splits = m_blocks > shape.head_groups;
+    return plan;
+  }
+
+  // FlashMLA's sparse decode (docs/reference/sparse-mla.md §3): the schedule is per request, over its top-k in
+  // 64-row blocks with the same overhead and fill, and the grid (q blocks, s_q, parts) replicates it over the
+  // request's query tokens, each reading its own kv_indices row. q blocks are 64 heads (vLLM pads fewer heads
+  // to 64); num_sm_parts = max(SMs / s_q / q blocks, 1) (scheduler=2026), max((SMs / 2) / (cdiv(heads, 128) x
+  // s_q), 1) (2025). The plan is over the per-token batch: token t of request r is virtual request
+  // Σ s_q + t, one 64-head group per q block.
+  Plan build_sparse_plan(const PlanRequest& r) const {
+    const int sms = detail::usable_clusters(r);
+    const DecodeBatch& sparse = r.batch;
+    const int B = sparse.size();
+    const int s_q = sparse.uniform_qo_len();
+    if (s_q < 0) throw InputError("qo_len", "flashmla takes one query length (s_q) for the whole batch");
+    const int heads = sparse.q_heads;
+    if (heads > kRowsPerBlock && heads % kRowsPerBlock != 0)
+      throw InputError("heads",
+                       "flashmla's sparse decode runs 64-head blocks; more than 64 heads must be a multiple "
+                       "of 64, got " +
+                           std::to_string(heads));
+    const int m_blocks = static_cast<int>(cdiv(heads, kRowsPerBlock));
+    if (int64_t{s_q} * m_blocks > sms)
+      throw InputError("clusters", "flashmla's sparse grid needs " + std::to_string(int64_t{s_q} * m_blocks) +
+                                       " SMs for one part (s_q x q blocks), got " + std::to_string(sms));
+    int parts = 0;
+    if (parts_) {
+      parts = *parts_;
+      const int most = sms / (s_q * m_blocks);
+      if (parts > most)
+        throw InputError("parts", "must be 1.." + std::to_string(most) + " (" + std::to_string(sms) +
+                                      " clusters / s_q / q blocks), got " + std::to_string(parts));
+    } else {
+      parts = newest_ ? std::max(sms / s_q / m_blocks, 1)
+                      : std::max((sms / 2) / (static_cast<int>(cdiv(heads, 128)) * s_q), 1);
+    }
+
+    std::vector<int64_t> nb(static_cast<size_t>(B));
+    int64_t total = 0;
+    for (int b = 0; b < B; ++b) {
+      nb[b] = cdiv(sparse.topk_of(b), kBlockTokens);
+      total += nb[b] + kOverheadBlocks;
+    }
+    const int64_t payload = cdiv(total, parts) + kOverheadBlocks;
+    const std::vector<std::vector<Piece>> part_pieces = fill_parts(nb, parts, payload);
+
+    const DecodeBatch tokens = gathered_batch(sparse, GatheredRows::full_topk);
+    std::vector<int> first_token(static_cast<size_t>(B));
+    for (int b = 0, t = 0; b < B; t += sparse.qo_lens[b], ++b) first_token[b] = t;
+    const detail::TileShape shape{m_blocks, m_blocks > 1 ? kRowsPerBlock : heads, 0};
+    detail::PlanAssembler a(tokens, shape, name());
+    for (int p = 0; p < parts; ++p)
+      for (int t = 0; t < s_q; ++t)
+        for (int m = 0; m < m_blocks; ++m)
+          for (const Piece& piece : part_pieces[p]) {
+            const int token = first_token[piece.request] + t;
+            const int64_t end =
+                piece.end_block == nb[piece.request] ? int64_t{tokens.kv_lens[token]} : piece.end_block * kBlockTokens;
+            a.add((p * s_q + t) * m_blocks + m, a.tile_of_block(token, m), piece.begin_block * kBlockTokens, end);
+          }
+    Plan plan = a.finish(KernelKind::persistent, parts * s_q * m_blocks);
+    plan.derived.num_splits = parts;
+    plan.derived.fixed_over_head_num_blocks = kOverheadBlocks;
+    plan.model.sum_blocks = total;
+    plan.model.payload_blocks = payload;
+    plan.model.packed_qo_len_per_wg = kRowsPerBlock;
     return plan;
   }
 

@@ -1,5 +1,6 @@
 #pragma once
-// One decode step of DeepSeek-style MLA: the requests, their query and KV lengths, and the attention shape.
+// One decode step of DeepSeek-style MLA: the requests, their query and KV lengths, and the attention shape,
+// dense or sparse (top-k).
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +18,11 @@ struct DecodeBatch {
   int page_size = 1;        // tokens per KV page
   int kv_granularity = 16;  // planner granule, in pages
   bool causal = true;
+  // Sparse (DSA top-k) decode: each query token attends to at most `topk` selected KV rows of its request
+  // instead of the whole context (fewer when the context is shorter); 0 = dense. Rows are gathered one by one
+  // through kv_indices, so a sparse batch has page size 1.
+  int topk = 0;
+  std::vector<int> topk_lens;  // sparse: rows each request's tokens select (<= topk); empty = topk for every request
 
   static constexpr int kQkHeadDim = 576;  // 512 latent (nope) + 64 rope
   static constexpr int kVHeadDim = 512;
@@ -26,6 +32,10 @@ struct DecodeBatch {
   // The uniform query length, or -1 when requests differ.
   int uniform_qo_len() const;
   int64_t total_kv_tokens() const;
+  int64_t total_qo_tokens() const;
+  bool is_sparse() const { return topk > 0; }
+  // The top-k of request `request`: its topk_lens entry, or topk.
+  int topk_of(int request) const { return topk_lens.empty() ? topk : topk_lens[request]; }
   int pages(int request) const { return (kv_lens[request] + page_size - 1) / page_size; }
   int last_page_len(int request) const { return kv_lens[request] - (pages(request) - 1) * page_size; }
 
@@ -34,6 +44,9 @@ struct DecodeBatch {
 
   // A batch of `batch` requests with `context` KV tokens and `qo_len` query tokens each.
   static DecodeBatch uniform(int batch, int context, int qo_len = 1);
+
+  // The most rows a sparse batch may select per token (DeepSeek-V3.2 selects 2048).
+  static constexpr int kMaxTopk = 1 << 20;
 };
 
 bool is_power_of_two(int64_t v);

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "mlasim/model/gathered_rows.h"
+
 namespace mlasim::sim {
 
 // Marks a buffer entry the planner never writes (AITER leaves torch.empty garbage there; JSON shows null).
@@ -80,6 +82,9 @@ struct Plan {
   // from JSON), i.e. the whole GPU. Not the number of work lists: a grid plan has one per workgroup, and AITER at
   // occupancy 2 has two per CU. The simulator places grid workgroups on at most this many CUs.
   int cu_limit = 0;
+  // A sparse plan's convention: its requests are the sparse batch's query tokens, each over the rows
+  // gathered_batch() gives it (none: a dense plan, its requests are the batch's).
+  GatheredRows gathered = GatheredRows::none;
   PlanDerived derived;
   PlanModel model;
   BufferSizes buffers;

@@ -56,6 +56,10 @@ struct Workload {
   std::optional<int> kv_granularity;  // planner granule in pages; unset: max(page_size, 16), as vLLM and ATOM pass it
   bool causal = true;
   int clusters = 0;  // CUs available to the plan; 0 = the whole GPU
+  // Sparse (DSA top-k) decode: rows each query token selects from its context (fewer when the context is
+  // shorter); 0 = dense. topk_lens: per request (<= topk, FlashMLA's topk_length); empty = topk each.
+  int topk = 0;
+  std::vector<int> topk_lens;
 
   int granularity() const;
   // The decode batch, validated. Throws InputError naming the field (qo_lens when its count does not match).
