@@ -40,6 +40,8 @@ void run_sweep_command(const SweepOptions& o) {
   grid.policies = o.policies;
   // The shape flags go through the same checks as every other command's workload.
   sim::Workload shape = o.shape.workload(std::nullopt);
+  if (!shape.topk_lens.empty())
+    throw InputError("topk-lens", "names one batch's requests; a sweep varies the batch, give --topk instead");
   shape.batch = sim::BatchSpec::uniform(1, 1);
   const DecodeBatch one = shape.make_batch();
   grid.shape = one;

@@ -38,6 +38,10 @@ void WorkloadOptions::add_shape_to(CLI::App& app) {
   flag(app, kv_granularity_opt_, "--kv-granularity", kv_granularity_,
        "planner granule in pages (power of two; default max(page size, 16))");
   causal_opt_ = app.add_flag("--causal,!--no-causal", causal_, "causal masking for qlen > 1 (default on)");
+  flag(app, topk_opt_, "--topk", topk_,
+       "sparse (DSA) decode: KV rows each query token selects, e.g. 2048; 0 = dense [0]");
+  flag(app, topk_lens_opt_, "--topk-lens", topk_lens_,
+       "sparse decode: rows each request's tokens select, comma list (<= --topk; FlashMLA's topk_length)");
 }
 
 std::optional<sim::Scenario> WorkloadOptions::scenario() const {
@@ -82,6 +86,19 @@ sim::Workload WorkloadOptions::workload(const std::optional<sim::Scenario>& scen
   }
   if (given(causal_opt_)) w.causal = causal_;
   if (given(clusters_opt_)) w.clusters = clusters_;
+  if (given(topk_opt_)) {
+    if (topk_ < 0 || topk_ > DecodeBatch::kMaxTopk)
+      throw InputError("topk", "must be 0 (dense) or 1.." + std::to_string(DecodeBatch::kMaxTopk) + ", got " +
+                                   std::to_string(topk_));
+    w.topk = topk_;
+    if (topk_ == 0) w.topk_lens.clear();
+  }
+  if (given(topk_lens_opt_)) {
+    w.topk_lens = parse_int_list(topk_lens_, "topk-lens");
+    if (static_cast<int>(w.topk_lens.size()) != w.batch.size())
+      throw InputError("topk-lens", "has " + std::to_string(w.topk_lens.size()) + " entries for " +
+                                        std::to_string(w.batch.size()) + " requests");
+  }
   return w;
 }
 

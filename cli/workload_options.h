@@ -15,7 +15,7 @@ class WorkloadOptions {
  public:
   // All workload flags and --scenario.
   void add_to(CLI::App& app);
-  // Only the shape flags (qo-len, heads, kv-heads, dtypes, page size, granularity, causal): for commands that
+  // Only the shape flags (qo-len, heads, kv-heads, dtypes, page size, granularity, causal, top-k): for commands that
   // take the batch, context, GPU and clusters as lists of their own (sweep).
   void add_shape_to(CLI::App& app);
 
@@ -32,7 +32,8 @@ class WorkloadOptions {
   std::string scenario_path_;
   std::string gpu_;
   int batch_ = 0, context_ = 0;
-  std::string kv_lens_, qo_lens_;
+  std::string kv_lens_, qo_lens_, topk_lens_;
+  int topk_ = 0;
   int qo_len_ = 0, heads_ = 0, kv_heads_ = 0, page_size_ = 0, kv_granularity_ = 0, clusters_ = 0;
   std::string q_dtype_, kv_dtype_;
   bool causal_ = true;
@@ -40,7 +41,8 @@ class WorkloadOptions {
   CLI::Option *gpu_opt_ = nullptr, *batch_opt_ = nullptr, *context_opt_ = nullptr, *kv_lens_opt_ = nullptr,
               *qo_lens_opt_ = nullptr, *qo_len_opt_ = nullptr, *heads_opt_ = nullptr, *kv_heads_opt_ = nullptr,
               *q_dtype_opt_ = nullptr, *kv_dtype_opt_ = nullptr, *page_size_opt_ = nullptr,
-              *kv_granularity_opt_ = nullptr, *causal_opt_ = nullptr, *clusters_opt_ = nullptr;
+              *kv_granularity_opt_ = nullptr, *causal_opt_ = nullptr, *clusters_opt_ = nullptr, *topk_opt_ = nullptr,
+              *topk_lens_opt_ = nullptr;
 };
 
 // The policy of a command: the flag when given, else the scenario's policy `name` (or the one at

@@ -73,6 +73,16 @@ std::vector<BadInput> rows() {
        "max_split_per_batch"},
       {"FixedSplitsZero", "predict --gpu h100 --batch 4 --context 1000 --policy fixed:splits=0", "splits"},
       {"PlanPastTheWorksLimit", "predict --gpu h100 --batch 4096 --context 100000 --policy fixed:splits=1024", "works"},
+      // Sparse (top-k) decode.
+      {"TopkNegative", "predict --gpu h100 --batch 4 --context 1000 --topk -1", "topk"},
+      {"TopkLensAboveTopk", "predict --gpu h100 --batch 2 --context 4096 --topk 2048 --topk-lens 2048,4096",
+       "topk_lens"},
+      {"TopkWithPagedKv", "predict --gpu h100 --batch 4 --context 4096 --topk 2048 --page-size 64", "page_size"},
+      {"TopkOnAPolicyWithoutASparsePath",
+       "predict --gpu h100 --batch 4 --context 4096 --topk 2048 --policy flashinfer-mla", "topk"},
+      {"BuffersBatchPastItsLimit", "buffers --gpu mi355x --batch 300 --context 4096 --topk 2048 --max-batch 256 --fit",
+       "max-batch"},
+      {"BuffersPolicyWithoutASizingRule", "buffers --gpu mi355x --batch 4 --context 4096 --policy fixed", "policy"},
       // Output files: checked before any work.
       {"SweepOutInMissingFolder",
        "sweep --gpu h100 --batch 1,2 --context 100,200 --policy aiter-v1 --out {D}/missing/x.csv", "out"},
