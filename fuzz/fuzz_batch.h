@@ -107,6 +107,14 @@ inline DecodeBatch pick_batch(FuzzedDataProvider& in, const BatchLimits& limits)
   b.page_size = pick_power_of_two(in, 10);
   b.kv_granularity = pick_power_of_two(in, 10);
   b.causal = in.ConsumeBool();
+  // One batch in four is sparse (top-k): usually at page size 1, as sparse decode needs, now and then not; half of
+  // them with per-request top-k lengths (a 0 among them is refused).
+  if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    b.topk = pick_log_uniform(in, limits.max_kv_len);
+    if (in.ConsumeIntegralInRange<int>(0, 7) != 0) b.page_size = 1;
+    if (in.ConsumeBool())
+      for (int r = 0; r < requests; ++r) b.topk_lens.push_back(in.ConsumeIntegralInRange<int>(0, b.topk));
+  }
   return b;
 }
 

@@ -10,6 +10,7 @@
 #include "mlasim/model/cost_model.h"
 #include "mlasim/sim/reference_executor.h"
 #include "mlasim/sim/simulator.h"
+#include "mlasim/sim/split_policy.h"
 
 using namespace mlasim;
 
@@ -31,7 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.d_v = 8;
     options.seed = seed;
     options.heads = {0, batch.q_heads - 1};
-    const sim::ReferenceExecutor executor(batch, options);
+    // A sparse plan runs over its gathered per-token batch: the attention over each token's rows.
+    const DecodeBatch kernel_batch = sim::kernel_batch(plan, batch);
+    const sim::ReferenceExecutor executor(kernel_batch, options);
     const std::vector<float> planned_out = executor.run_plan(plan);
     const std::vector<float> direct_out = executor.run_direct();
     const float tolerance = 1e-4f * std::max(1.0f, sim::max_abs_value(direct_out));

@@ -89,6 +89,7 @@ sim::Workload row_workload(const validate::PreparedRow& row, const std::string& 
   // the page size afterwards moves the granularity with it as usual.
   if (b.kv_granularity != w.granularity()) w.kv_granularity = b.kv_granularity;
   w.causal = b.causal;
+  w.topk = b.topk;
   w.clusters = row.row.clusters;
   return w;
 }

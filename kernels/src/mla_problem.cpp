@@ -10,6 +10,7 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/kernel_traits.h"
+#include "mlasim/sim/split_policy.h"
 
 namespace mlasim::kernels {
 namespace {
@@ -69,8 +70,11 @@ uint8_t float_to_fp8_e4m3(float f) {
 
 int64_t MlaProblem::kv_bytes() const { return batch.total_kv_tokens() * DecodeBatch::kQkHeadDim * kv_elem_bytes(); }
 
-MlaProblem MlaProblem::make(const DecodeBatch& batch, const sim::Plan& plan, uint64_t seed) {
-  batch.validate();
+MlaProblem MlaProblem::make(const DecodeBatch& requested, const sim::Plan& plan, uint64_t seed) {
+  requested.validate();
+  // A sparse plan runs over one request per query token whose rows are gathered through kv_indices (page size
+  // 1, rows of a shuffled cache), which is the page table below: the gathered batch is the problem.
+  const DecodeBatch batch = sim::kernel_batch(plan, requested);
   MlaProblem p;
   p.batch = batch;
   p.heads = plan.derived.num_heads_eff;

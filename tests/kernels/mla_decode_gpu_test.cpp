@@ -1,5 +1,6 @@
-// The kernels against the CPU fp32 reference on random plans of every registered policy. Needs a GPU; skips
-// visibly without one. Every case also runs instrumented: the same output, and consistent per-work stamps.
+// The kernels against the CPU fp32 reference on random plans of every registered policy, dense and sparse
+// (top-k). Needs a GPU; skips visibly without one. Every case also runs instrumented: the same output, and
+// consistent per-work stamps.
 // MLASIM_GPU_TEST_CASES overrides the number of random cases (the sanitizer run uses few).
 #include <gtest/gtest.h>
 
@@ -98,6 +99,13 @@ std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std
     batch.qo_lens.push_back(qlen);
     batch.kv_lens.push_back(qlen + pick(max_kv));
   }
+  // A quarter of the cases are sparse (top-k): the kernels run the plan's gathered per-token batch, each token's
+  // rows scattered through kv_indices at page size 1; contexts above and below the top-k.
+  if (pick(4) == 0) {
+    batch.page_size = 1;
+    batch.kv_granularity = 16;
+    batch.topk = std::array{64, 256, 2048}[pick(3)];
+  }
   const std::string spec = specs[pick(static_cast<int>(specs.size()))];
   const int clusters = std::array{0, 0, 7, 40}[pick(4)];
   const sim::Plan plan = sim::make_policy(spec)->plan({batch, gpu, clusters});
@@ -123,9 +131,9 @@ std::vector<CaseResult> run_random_case(std::mt19937& rng, const std::vector<std
     r.label = spec + " heads=" + std::to_string(heads) + " qlen=" + std::to_string(qlen) +
               " requests=" + std::to_string(requests) + " page=" + std::to_string(batch.page_size) +
               " kv=" + std::string(dtype_name(batch.kv_dtype)) + " causal=" + std::to_string(batch.causal) +
-              " clusters=" + std::to_string(plan.num_clusters()) + " works=" + std::to_string(plan.num_works()) +
-              " partials=" + std::to_string(plan.num_partials()) + " kernel=" + decode_kernel_name(kernel) + " x" +
-              std::to_string(runner.workgroups_per_cluster());
+              " topk=" + std::to_string(batch.topk) + " clusters=" + std::to_string(plan.num_clusters()) +
+              " works=" + std::to_string(plan.num_works()) + " partials=" + std::to_string(plan.num_partials()) +
+              " kernel=" + decode_kernel_name(kernel) + " x" + std::to_string(runner.workgroups_per_cluster());
     results.push_back(r);
   }
   return results;

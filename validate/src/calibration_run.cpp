@@ -51,6 +51,7 @@ PreparedRow prepare_row(const MeasurementRow& row, const Gpu& gpu) {
   p.batch.q_dtype = row.q_dtype;
   p.batch.kv_dtype = row.kv_dtype;
   p.batch.page_size = row.page_size;
+  p.batch.topk = row.topk;
   // AITER's op test (aiter-v1-planner.md §11b): kv_granularity = max(page, 32 for 64-head fp8/fp8, else 16).
   const bool wide = row.heads == 64 && row.q_dtype == DType::fp8 && row.kv_dtype == DType::fp8;
   p.batch.kv_granularity = std::max(row.page_size, wide ? 32 : 16);

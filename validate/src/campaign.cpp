@@ -294,6 +294,12 @@ Campaign load_campaign(const std::string& path) {
   return parse_json_file(path, "campaign", [](const json& j) { return campaign_from_json(j); });
 }
 
+// KV rows a configuration makes and reads: the whole context, or for a sparse batch at most top-k rows per query
+// token (the gathered rows, whichever policy plans them).
+static int64_t kv_rows_read(const DecodeBatch& batch) {
+  return batch.is_sparse() ? batch.total_qo_tokens() * batch.topk : batch.total_kv_tokens();
+}
+
 CampaignPlan expand_campaign(const Campaign& c) {
   std::vector<sim::Workload> workloads;
   if (c.sampling == Campaign::Sampling::list) {
@@ -317,7 +323,7 @@ CampaignPlan expand_campaign(const Campaign& c) {
       continue;
     }
     const double kv_bytes =
-        static_cast<double>(ctx.batch.total_kv_tokens()) * DecodeBatch::kQkHeadDim * dtype_bytes(w.kv_dtype);
+        static_cast<double>(kv_rows_read(ctx.batch)) * DecodeBatch::kQkHeadDim * dtype_bytes(w.kv_dtype);
     for (const std::string& spec : c.policies) {
       if (kv_bytes > c.max_kv_bytes) {
         ++plan.left_out_kv;
@@ -350,7 +356,7 @@ double estimated_device_seconds(const Campaign& c, const CampaignConfig& config,
                                 bool new_inputs) {
   const DecodeBatch batch = config.workload.make_batch();
   const double kv_bytes =
-      static_cast<double>(batch.total_kv_tokens()) * DecodeBatch::kQkHeadDim * dtype_bytes(config.workload.kv_dtype);
+      static_cast<double>(kv_rows_read(batch)) * DecodeBatch::kQkHeadDim * dtype_bytes(config.workload.kv_dtype);
   // Rough rates, to be compared with a run's measured wall time: inputs made on the host at ~2 GB/s (all cores)
   // and uploaded at ~10 GB/s; each repetition pays the L2 read flush and two launches (~60 us) besides the
   // kernel; a configuration has ~20 ms of set-up (plan, allocation, reference check).

@@ -68,15 +68,15 @@ std::set<std::string> resume_measurement_file(const std::string& path, const std
   return ids;
 }
 
-MeasurementRow campaign_row(const Campaign& c, const CampaignConfig& config, const KernelTiming& t,
-                            const DeviceInfo& device, const CampaignRunOptions& o) {
+MeasurementRow campaign_row(const Campaign& c, const CampaignConfig& config, const sim::Plan& plan,
+                            const KernelTiming& t, const DeviceInfo& device, const CampaignRunOptions& o) {
   const sim::Workload& w = config.workload;
   MeasurementRow r = measurement_row_of(w, config.policy);
   r.kernel = t.kernel;
   r.stage1_us = t.stage1_us;
   r.reduce_us = t.reduce_us;
   r.kernel_us = t.kernel_us;
-  const DecodeBatch batch = w.make_batch();
+  const DecodeBatch batch = sim::kernel_batch(plan, w.make_batch());
   r.kv_bytes = static_cast<double>(batch.total_kv_tokens()) * DecodeBatch::kQkHeadDim * dtype_bytes(w.kv_dtype);
   r.kv_tbps = *r.kv_bytes / t.kernel_us * 1e-6;
   r.max_abs_err = t.max_rel_error;
@@ -126,7 +126,7 @@ CampaignRunResult run_campaign(const Campaign& c, const CampaignPlan& plan, Kern
       continue;
     }
     if (t.output_complete) {
-      out.append(measurement_csv_line(campaign_row(c, config, t, device, o)));
+      out.append(measurement_csv_line(campaign_row(c, config, *e.plan, t, device, o)));
       ++result.measured;
     } else {
       result.incomplete.push_back(config.id);

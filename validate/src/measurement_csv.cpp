@@ -105,6 +105,7 @@ MeasurementRow parse_row(const Record& r) {
   if (r.column.count("sm_clock_mhz") && !r.text("sm_clock_mhz").empty()) m.sm_clock_mhz = r.integer("sm_clock_mhz", 0);
   if (r.column.count("mem_clock_mhz") && !r.text("mem_clock_mhz").empty())
     m.mem_clock_mhz = r.integer("mem_clock_mhz", 0);
+  if (r.column.count("topk") && !r.text("topk").empty()) m.topk = r.integer("topk", 0);
   if (r.column.count("kv_lens") && !r.text("kv_lens").empty()) {
     std::string list = r.text("kv_lens");
     std::replace(list.begin(), list.end(), ';', ',');
@@ -125,17 +126,17 @@ std::string number_cell(const std::optional<double>& v) { return v ? fmt::format
 
 const std::vector<std::string>& measurement_csv_columns() {
   static const std::vector<std::string> columns{
-      "gpu",         "kernel",    "policy",   "batch",        "context",      "heads",     "qo_len",     "q_dtype",
-      "kv_dtype",    "page_size", "clusters", "stage1_us",    "reduce_us",    "kernel_us", "kv_bytes",   "kv_tbps",
-      "max_abs_err", "driver",    "commit",   "date",         "source",       "vs_policy", "time_ratio", "campaign",
-      "config_id",   "kv_lens",   "device",   "sm_clock_mhz", "mem_clock_mhz"};
+      "gpu",         "kernel",    "policy",   "batch",        "context",       "heads",     "qo_len",     "q_dtype",
+      "kv_dtype",    "page_size", "clusters", "stage1_us",    "reduce_us",     "kernel_us", "kv_bytes",   "kv_tbps",
+      "max_abs_err", "driver",    "commit",   "date",         "source",        "vs_policy", "time_ratio", "campaign",
+      "config_id",   "kv_lens",   "device",   "sm_clock_mhz", "mem_clock_mhz", "topk"};
   return columns;
 }
 
 // Columns a file may leave out (older files, public imports).
 static bool optional_column(const std::string& name) {
-  static const std::set<std::string> optional{"source",  "vs_policy", "time_ratio",   "campaign",     "config_id",
-                                              "kv_lens", "device",    "sm_clock_mhz", "mem_clock_mhz"};
+  static const std::set<std::string> optional{"source",  "vs_policy", "time_ratio",   "campaign",      "config_id",
+                                              "kv_lens", "device",    "sm_clock_mhz", "mem_clock_mhz", "topk"};
   return optional.count(name) > 0;
 }
 
@@ -156,6 +157,9 @@ MeasurementRow measurement_row_of(const sim::Workload& w, const std::string& pol
   r.kv_dtype = w.kv_dtype;
   r.page_size = w.page_size;
   r.clusters = w.clusters;
+  if (!w.topk_lens.empty())
+    throw InputError("topk_lens", "a measurement row holds one top-k for every request, not per-request lengths");
+  r.topk = w.topk;
   return r;
 }
 
@@ -269,7 +273,8 @@ std::string measurement_csv_line(const MeasurementRow& m) {
                                        fmt::format("{}", fmt::join(m.kv_lens, ";")),
                                        csv_cell(m.device),
                                        optional_int(m.sm_clock_mhz),
-                                       optional_int(m.mem_clock_mhz)};
+                                       optional_int(m.mem_clock_mhz),
+                                       m.topk > 0 ? std::to_string(m.topk) : std::string()};
   return fmt::format("{}", fmt::join(cells, ","));
 }
 

@@ -103,10 +103,10 @@ class GpuMeasurer final : public KernelMeasurer {
   // A campaign runs every policy on one workload in a row: the inputs are made once for all of them (they depend
   // on the batch and on how the plan folds heads, not on the split).
   const kernels::MlaProblem& inputs_for(const DecodeBatch& batch, const sim::Plan& plan) {
-    const std::string key =
-        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(batch.kv_lens, ","), fmt::join(batch.qo_lens, ","),
-                    batch.q_heads, dtype_name(batch.kv_dtype), batch.page_size, batch.kv_granularity,
-                    plan.derived.num_heads_eff, plan.derived.qk_batch_ratio);
+    const std::string key = fmt::format(
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(batch.kv_lens, ","), fmt::join(batch.qo_lens, ","), batch.q_heads,
+        dtype_name(batch.kv_dtype), batch.page_size, batch.kv_granularity, plan.derived.num_heads_eff,
+        plan.derived.qk_batch_ratio, batch.topk, fmt::join(batch.topk_lens, ","), gathered_rows_name(plan.gathered));
     if (!problem_ || key != problem_key_) {
       problem_.reset();  // free the old inputs before making the new ones
       problem_ = kernels::MlaProblem::make(batch, plan, 7);

@@ -27,7 +27,8 @@ struct MlaProblem {
   // Bytes of KV the attention must read once (every request's tokens x 576 x element size).
   int64_t kv_bytes() const;
 
-  // Random inputs (uniform values, never zeros) for `batch` as `plan` folds it; Q is always bf16.
+  // Random inputs (uniform values, never zeros) for `batch` as `plan` folds it; Q is always bf16. A sparse batch
+  // becomes the gathered per-token batch of the plan (sim::kernel_batch), which `batch` then holds.
   static MlaProblem make(const DecodeBatch& batch, const sim::Plan& plan, uint64_t seed);
 };
 

@@ -37,9 +37,10 @@ struct CampaignRunResult {
 // A missing file holds none; a file with another header is an InputError("out", ...).
 std::set<std::string> resume_measurement_file(const std::string& path, const std::string& campaign_id);
 
-// The row a configuration's timing makes, with the run's provenance.
-MeasurementRow campaign_row(const Campaign& c, const CampaignConfig& config, const KernelTiming& t,
-                            const DeviceInfo& device, const CampaignRunOptions& o);
+// The row a configuration's timing makes, with the run's provenance. `plan` is the plan that ran: its KV
+// (for a sparse plan, the gathered rows) gives kv_bytes.
+MeasurementRow campaign_row(const Campaign& c, const CampaignConfig& config, const sim::Plan& plan,
+                            const KernelTiming& t, const DeviceInfo& device, const CampaignRunOptions& o);
 
 // `progress(done, total, elapsed_seconds)` is called after each configuration.
 CampaignRunResult run_campaign(const Campaign& c, const CampaignPlan& plan, KernelMeasurer& measurer,

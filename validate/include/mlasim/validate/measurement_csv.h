@@ -30,6 +30,7 @@ struct MeasurementRow {
   DType kv_dtype = DType::fp8;
   int page_size = 1;
   int clusters = 0;  // clusters the plan could use; 0 = every CU
+  int topk = 0;      // sparse decode: rows each query token selects; 0 = dense
   // Times in microseconds; a stage that was not measured is empty.
   std::optional<double> stage1_us;
   std::optional<double> reduce_us;
