@@ -59,6 +59,8 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   // Folded head groups of a request read the same KV; the repeated reads that hit the L2 are spread evenly.
   const int fold = std::max(plan.derived.qk_batch_ratio, 1);
   const double fold_share = (1.0 + (fold - 1) * p.fold_reread_fraction) / fold;
+  // Rows gathered one by one (page size 1) cost more than pages read in runs.
+  const double gather = batch.page_size == 1 ? 1.0 + p.gather_extra_read : 1.0;
   s.jobs.resize(plan.works.size());
   m.kv_bytes = m.read_bytes = m.write_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
@@ -80,7 +82,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
       continue;
     }
     job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0);
-    job.bytes = read + out;
+    job.bytes = read * gather + out;  // the time of the bytes; the metrics count the bytes themselves
     job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us : 0.0;
     m.kv_bytes += kv;
     m.read_bytes += read;

@@ -9,6 +9,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/graph_buffers.h"
+#include "mlasim/sim/simulator.h"
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
 
@@ -164,6 +165,25 @@ TEST(SparsePlans, ADensePlanDoesNotRunASparseBatch) {
   const Plan p = plan("aiter-v1", DecodeBatch::uniform(4, 2048));
   EXPECT_THROW(kernel_batch(p, sparse(4, 2048, 2048)), InputError);
   EXPECT_FALSE(check_plan(p, sparse(4, 2048, 2048)).empty());
+}
+
+// Rows gathered one by one (page size 1) cost gather_extra_read more per byte; pages read in runs do not.
+TEST(GatherCost, OnlyPageSizeOneReadsPayTheGatherTerm) {
+  const Gpu& g = gpu("h100");
+  CostParams p = cost_params_for(g);
+  p.gather_extra_read = 0;
+  CostParams slow = p;
+  slow.gather_extra_read = 0.5;
+  const auto kernel_us = [&](const DecodeBatch& b, const CostParams& params) {
+    const Plan plan = make_policy("aiter-v1")->plan({b, g, 0});
+    return simulate_metrics(plan, b, g, params).kernel_us;
+  };
+  const DecodeBatch gathered = sparse(128, 100000, 2048);
+  EXPECT_GT(kernel_us(gathered, slow), kernel_us(gathered, p) * 1.2);
+  DecodeBatch paged = DecodeBatch::uniform(128, 4096);
+  paged.page_size = 64;
+  paged.kv_granularity = 64;
+  EXPECT_DOUBLE_EQ(kernel_us(paged, slow), kernel_us(paged, p));
 }
 
 // The graph-capture property: buffers sized once for a largest batch hold the plan of every batch up to it.

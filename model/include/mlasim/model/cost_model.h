@@ -50,6 +50,9 @@ struct CostParams {
   // the R - 1 repeated reads comes from memory, the rest hits the L2 (the groups of a request run side by side).
   double fold_reread_fraction = 1;
   double persistent_cluster_us = 0;  // prologue of a persistent cluster before its first work (its work list)
+  // KV gathered row by row (page size 1: sparse top-k rows, or a one-token page table) against pages read in
+  // runs: each gathered byte costs 1 + this many streamed ones (0: gathers stream like pages).
+  double gather_extra_read = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the global fallbacks filled in.
