@@ -124,12 +124,18 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
   clusters_ = spin("clusters", 0, 1024);
   clusters_->setSpecialValueText(tr("all"));
   clusters_->setToolTip(tr("CUs available to the plan (all = the whole GPU)"));
+  topk_ = spin("topk", 0, DecodeBatch::kMaxTopk, 256);
+  topk_->setSpecialValueText(tr("dense"));
+  topk_->setToolTip(
+      tr("sparse (DSA) decode: KV rows each query token selects, e.g. 2048 (page size 1); "
+         "dense = the whole context"));
   form->addRow(tr("qlen"), qlen_);
   form->addRow(tr("heads"), heads_);
   form->addRow(tr("q dtype"), q_dtype_);
   form->addRow(tr("kv dtype"), kv_dtype_);
   form->addRow(tr("page size"), page_size_);
   form->addRow(tr("clusters"), clusters_);
+  form->addRow(tr("top-k"), topk_);
 
   set_workload(sim::Workload{});
 
@@ -140,8 +146,8 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
   });
   for (QComboBox* c : {batch_kind_, distribution_, q_dtype_, kv_dtype_, page_size_})
     connect(c, &QComboBox::currentIndexChanged, this, &WorkloadPanel::emit_changed);
-  for (QSpinBox* s :
-       {count_, context_, random_count_, min_context_, max_context_, median_context_, seed_, qlen_, heads_, clusters_})
+  for (QSpinBox* s : {count_, context_, random_count_, min_context_, max_context_, median_context_, seed_, qlen_,
+                      heads_, clusters_, topk_})
     connect(s, &QSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(sigma_, &QDoubleSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(kv_lens_, &QLineEdit::textChanged, this, &WorkloadPanel::emit_changed);
@@ -169,7 +175,8 @@ void WorkloadPanel::update_cluster_range() {
 }
 
 sim::Workload WorkloadPanel::workload() const {
-  // Fields the panel does not show (per-request query lengths, kv heads, granularity, causal) keep the values of
+  // Fields the panel does not show (per-request query and top-k lengths, kv heads, granularity, causal) keep the
+  // values of
   // the workload last set, so a scenario opened and saved again loses nothing.
   sim::Workload w = shown_;
   w.batch = sim::BatchSpec{};
@@ -206,6 +213,9 @@ sim::Workload WorkloadPanel::workload() const {
   w.kv_dtype = parse_dtype(kv_dtype_->currentText().toStdString(), "kv_dtype");
   w.page_size = page_size_->currentText().toInt();
   w.clusters = clusters_->value();
+  w.topk = topk_->value();
+  // Per-request top-k lengths (scenario files) hold only while the batch and the top-k they were given with stay.
+  if (w.topk != shown_.topk || w.batch.size() != shown_.batch.size()) w.topk_lens.clear();
   return w;
 }
 
@@ -236,6 +246,7 @@ void WorkloadPanel::set_workload(const sim::Workload& w) {
   if (page_size_->findText(QString::number(w.page_size)) < 0) page_size_->addItem(QString::number(w.page_size));
   page_size_->setCurrentText(QString::number(w.page_size));
   clusters_->setValue(w.clusters);
+  topk_->setValue(w.topk);
   loading_ = false;
 }
 

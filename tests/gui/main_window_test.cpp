@@ -124,6 +124,23 @@ class MainWindowTest : public QObject {
     QCOMPARE(window_->scene()->num_requests, count);
   }
 
+  // A top-k makes the workload sparse: both sides plan the gathered rows, and dense again restores the picture.
+  void a_topk_plans_the_sparse_batch() {
+    WorkloadPanel* w = window_->workload_panel();
+    const double dense_kernel = shown("kernel_us", MetricsModel::kA);
+    w->topk_box()->setValue(2048);
+    QVERIFY2(window_->error_label()->isHidden(), qPrintable(window_->error_label()->text()));
+    sim::Scenario s;
+    s.workload.topk = 2048;
+    const auto want = expected(s);
+    QCOMPARE(shown("kernel_us", MetricsModel::kA), want.a.prediction->metrics.kernel_us);
+    QCOMPARE(shown("kernel_us", MetricsModel::kB), want.b.prediction->metrics.kernel_us);
+    QCOMPARE(shown("kv_bytes", MetricsModel::kA), 4.0 * 2048 * 576);
+    QCOMPARE(window_->scenario().workload.topk, 2048);
+    w->topk_box()->setValue(0);
+    QCOMPARE(shown("kernel_us", MetricsModel::kA), dense_kernel);
+  }
+
   // Every registered policy gets a form with an editor per knob, and choosing it either plans or says why not.
   void every_policy_builds_its_form() {
     PolicyPanel* panel = window_->policy_panel(1);

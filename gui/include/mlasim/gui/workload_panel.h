@@ -1,6 +1,6 @@
 #pragma once
 // The workload form: GPU, the batch (uniform, a list of lengths, or a seeded random distribution), qlen, heads,
-// dtypes, page size and the clusters available. Every edit emits workloadChanged.
+// dtypes, page size, the clusters available and the top-k of sparse decode. Every edit emits workloadChanged.
 #include <QGroupBox>
 
 #include "mlasim/sim/scenario.h"
@@ -33,6 +33,7 @@ class WorkloadPanel : public QGroupBox {
   QSpinBox* heads_box() const { return heads_; }
   QSpinBox* qlen_box() const { return qlen_; }
   QSpinBox* clusters_box() const { return clusters_; }
+  QSpinBox* topk_box() const { return topk_; }
 
  signals:
   void workloadChanged();
@@ -61,6 +62,7 @@ class WorkloadPanel : public QGroupBox {
   QComboBox* kv_dtype_;
   QComboBox* page_size_;
   QSpinBox* clusters_;
+  QSpinBox* topk_;
   sim::Workload shown_;  // the workload last set: the source of the fields the panel does not show
   bool loading_ = false;
 };
