@@ -66,6 +66,11 @@ BatchSpec batch_from_json(const json& j, const std::string& path) {
     if (b.max_context < b.min_context)
       throw InputError(r.name("max_context"), "must be >= min_context (" + std::to_string(b.min_context) + "), got " +
                                                   std::to_string(b.max_context));
+    // The lognormal's shape means nothing to a uniform draw; taking it silently would also lose it on writing.
+    if (b.distribution == BatchSpec::Distribution::uniform)
+      for (const char* key : {"median_context", "sigma"})
+        if (r.has(key))
+          throw InputError(r.name(key), "applies to distribution lognormal only; this batch's distribution is uniform");
     b.median_context = r.integer("median_context", b.median_context, 1, kMaxContext);
     b.sigma = r.real("sigma", b.sigma, 0.0, 10.0);
     b.seed = static_cast<uint64_t>(r.integer("seed", 1, 0, std::numeric_limits<int>::max()));

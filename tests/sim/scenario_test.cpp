@@ -59,6 +59,8 @@ TEST_P(ScenarioRoundTrip, JsonAndFileRoundTripsAreExact) {
     s.workload.kv_granularity = 32;
     s.workload.causal = false;
     s.workload.kv_heads = 2;
+    s.workload.topk = 2048;
+    s.workload.topk_lens = {2048, 1024, 1};
   } else if (kind >= 2) {
     s.workload.batch.kind = BatchSpec::Kind::random;
     s.workload.batch.count = 64;
@@ -140,6 +142,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadScenario{
             R"({"workload": {"batch": {"kind": "random", "min_context": 10, "max_context": 5}}, "policies": {"A": "a"}})",
             "workload.batch.max_context: must be >= min_context (10), got 5"},
+        // scenario_fuzz: a uniform draw took a lognormal median it then did not write (no round trip).
+        BadScenario{R"({"workload": {"batch": {"kind": "random", "median_context": 4096}}, "policies": {"A": "a"}})",
+                    "workload.batch.median_context: applies to distribution lognormal only"},
+        BadScenario{R"({"workload": {"topk": -1}, "policies": {"A": "a"}})", "workload.topk: must be 0..1048576"},
         BadScenario{R"({"workload": {"heads": "16"}, "policies": {"A": "a", "B": "b"}})",
                     "workload.heads: must be an integer"},
         BadScenario{R"({"workload": {"kv_dtype": "fp4"}, "policies": {"A": "a", "B": "b"}})", "workload.kv_dtype"},
