@@ -48,8 +48,10 @@ void run_buffers(const BuffersOptions& o) {
   const auto scenario = o.workload.scenario();
   const sim::Workload w = o.workload.workload(scenario);
   const sim::WorkloadContext ctx = sim::resolve(w);
-  if (o.max_batch_flag->count() > 0 && o.max_batch < 1)
-    throw InputError("max-batch", "must be >= 1 request, got " + std::to_string(o.max_batch));
+  constexpr int kMaxRequests = 65536;  // as a workload's batch
+  if (o.max_batch_flag->count() > 0 && (o.max_batch < 1 || o.max_batch > kMaxRequests))
+    throw InputError("max-batch",
+                     "must be 1.." + std::to_string(kMaxRequests) + " requests, got " + std::to_string(o.max_batch));
   const int max_batch = o.max_batch_flag->count() > 0 ? o.max_batch : ctx.batch.size();
   if (o.fit && ctx.batch.size() > max_batch)
     throw InputError("max-batch", "is " + std::to_string(max_batch) + " but the batch to fit has " +

@@ -45,7 +45,8 @@ validate::MeasurementRow MeasurementOptions::trace_workload() const {
   validate::MeasurementRow row;
   try {
     row = validate::measurement_row_of(w, choose_policy(policy_flag, policy, scenario, "A", 0, "aiter-v1"));
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    if (e.field() != "qo_lens") throw;
     throw InputError("qo-lens", "a kernel trace's rows need one query length for every request");
   }
   row.gpu.clear();  // the trace's GPU is --gpu, set where the rows are read

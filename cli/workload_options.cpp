@@ -91,7 +91,7 @@ sim::Workload WorkloadOptions::workload(const std::optional<sim::Scenario>& scen
       throw InputError("topk", "must be 0 (dense) or 1.." + std::to_string(DecodeBatch::kMaxTopk) + ", got " +
                                    std::to_string(topk_));
     w.topk = topk_;
-    if (topk_ == 0) w.topk_lens.clear();
+    w.topk_lens.clear();  // a scenario's per-request lengths belong to its top-k; --topk-lens gives new ones
   }
   if (given(topk_lens_opt_)) {
     w.topk_lens = parse_int_list(topk_lens_, "topk-lens");

@@ -36,13 +36,6 @@ int64_t plan_need(const Plan& plan, BufferNeed need) {
         if (w.is_partial()) rows = std::max<int64_t>(rows, int64_t{w.partial_qo_loc} + w.qo_rows());
       return rows;
     }
-    case BufferNeed::parts: return plan.derived.num_splits;
-    case BufferNeed::requests_plus_one: return int64_t{plan.num_requests} + 1;
-    case BufferNeed::split_rows: {
-      // Partial rows count per (virtual batch, fragment); one accumulator row holds all of a token's heads.
-      const int64_t groups = std::max(plan.derived.qk_batch_ratio, 1);
-      return plan_need(plan, BufferNeed::partial_rows) / groups;
-    }
     case BufferNeed::kv_rows: {
       int64_t rows = 0;
       for (const WorkInfo& w : plan.works) rows = std::max<int64_t>(rows, w.kv_end);

@@ -82,6 +82,8 @@ std::vector<BadInput> rows() {
        "predict --gpu h100 --batch 4 --context 4096 --topk 2048 --policy flashinfer-mla", "topk"},
       {"BuffersBatchPastItsLimit", "buffers --gpu mi355x --batch 300 --context 4096 --topk 2048 --max-batch 256 --fit",
        "max-batch"},
+      {"BuffersMaxBatchPastTheBatchLimit", "buffers --gpu mi355x --batch 4 --context 4096 --max-batch 2000000000",
+       "max-batch"},
       {"BuffersPolicyWithoutASizingRule", "buffers --gpu mi355x --batch 4 --context 4096 --policy fixed", "policy"},
       // Output files: checked before any work.
       {"SweepOutInMissingFolder",
@@ -152,6 +154,12 @@ std::vector<BadInput> rows() {
        "scenario",
        {{"s.json", R"({"workload": {"gpu": "h100", "contxt": 5}, "policies": {"A": "aiter-v1"}})"}},
        "workload.contxt: is not a scenario field"},
+      {"CampaignTopkLens",
+       "validate --dry-run {D}/c.json",
+       "campaign",
+       {{"c.json", std::string(R"({"id": "x", "gpu": "h100", "sampling": "list", "workloads": [)") +
+                       R"({"gpu": "h100", "batch": {"kind": "uniform", "count": 2, "context": 4096}, "topk": 2048,
+                         "topk_lens": [2048, 1024]}], "policies": ["aiter-v1"]})"}}},
       {"CampaignUnknownPolicy",
        "validate --dry-run {D}/c.json",
        "policy",

@@ -246,6 +246,10 @@ Campaign campaign_from_json(const json& j) {
     for (size_t i = 0; i < list.size(); ++i) {
       sim::Workload w = sim::workload_from_json(list[i], "workloads[" + std::to_string(i) + "]");
       if (!list[i].contains("gpu")) w.gpu = c.gpu;
+      // A measurement row records one top-k for the batch; refuse before anything is measured.
+      if (!w.topk_lens.empty())
+        throw InputError("workloads[" + std::to_string(i) + "].topk_lens",
+                         "a campaign's rows record one top-k per workload; give topk without per-request lengths");
       c.workloads.push_back(std::move(w));
     }
   }
@@ -294,10 +298,10 @@ Campaign load_campaign(const std::string& path) {
   return parse_json_file(path, "campaign", [](const json& j) { return campaign_from_json(j); });
 }
 
-// KV rows a configuration makes and reads: the whole context, or for a sparse batch at most top-k rows per query
-// token (the gathered rows, whichever policy plans them).
+// KV rows a configuration makes and reads: the whole context, or for a sparse batch the rows gathered for its
+// query tokens (FlashMLA's full top-k, the most any convention reads).
 static int64_t kv_rows_read(const DecodeBatch& batch) {
-  return batch.is_sparse() ? batch.total_qo_tokens() * batch.topk : batch.total_kv_tokens();
+  return batch.is_sparse() ? gathered_batch(batch, GatheredRows::full_topk).total_kv_tokens() : batch.total_kv_tokens();
 }
 
 CampaignPlan expand_campaign(const Campaign& c) {

@@ -43,8 +43,8 @@ std::string measured_band(double us) {
 std::string workload_key(const MeasurementRow& r) {
   std::string lens;
   for (int l : r.lengths()) lens += std::to_string(l) + ";";
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", r.gpu, lens, r.heads, r.qo_len, dtype_name(r.q_dtype),
-                     dtype_name(r.kv_dtype), r.page_size, r.clusters);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", r.gpu, lens, r.heads, r.qo_len, dtype_name(r.q_dtype),
+                     dtype_name(r.kv_dtype), r.page_size, r.clusters, r.topk);
 }
 
 struct TimedRow {

@@ -11,8 +11,8 @@ namespace mlasim::validate {
 namespace {
 
 std::string workload_key(const MeasurementRow& r) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", r.gpu, fmt::join(r.lengths(), ","), r.heads, r.qo_len,
-                     dtype_name(r.q_dtype), dtype_name(r.kv_dtype), r.page_size, r.clusters);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", r.gpu, fmt::join(r.lengths(), ","), r.heads, r.qo_len,
+                     dtype_name(r.q_dtype), dtype_name(r.kv_dtype), r.page_size, r.clusters, r.topk);
 }
 
 std::string row_key(const MeasurementRow& r) {

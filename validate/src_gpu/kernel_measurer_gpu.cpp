@@ -43,7 +43,9 @@ class GpuMeasurer final : public KernelMeasurer {
         t.output_complete = false;
         break;
       }
-    const double flops = 2.0 * static_cast<double>(batch.total_kv_tokens()) * batch.max_qo_len() * batch.q_heads *
+    // The rows the kernel reads (a sparse plan's gathered rows, one query token each), not the requested context.
+    const DecodeBatch& ran = problem.batch;
+    const double flops = 2.0 * static_cast<double>(ran.total_kv_tokens()) * ran.max_qo_len() * ran.q_heads *
                          (DecodeBatch::kQkHeadDim + DecodeBatch::kVHeadDim);
     if (flops < o.reference_max_flops) {
       const auto e = kernels::compare_to_reference(out, kernels::mla_reference(problem));

@@ -131,10 +131,10 @@ class FlashMlaPolicy final : public SplitPolicy {
 
   // FlashMLA's sparse decode (docs/reference/sparse-mla.md §3): the schedule is per request, over its top-k in
   // 64-row blocks with the same overhead and fill, and the grid (q blocks, s_q, parts) replicates it over the
-  // request's query tokens, each reading its own kv_indices row. q blocks are 64 heads (vLLM pads fewer heads
-  // to 64); num_sm_parts = max(SMs / s_q / q blocks, 1) (scheduler=2026), max((SMs / 2) / (cdiv(heads, 128) x
-  // s_q), 1) (2025). The plan is over the per-token batch: token t of request r is virtual request
-  // Σ s_q + t, one 64-head group per q block.
+  // request's query tokens, each reading its own kv_indices row. q blocks are 64 heads; fewer heads make one
+  // block of those heads (FlashMLA itself pads them to 64, our kernels run them as they are); num_sm_parts = max(SMs /
+  // s_q / q blocks, 1) (scheduler=2026), max((SMs / 2) / (cdiv(heads, 128) x s_q), 1) (2025). The plan is over the
+  // per-token batch: token t of request r is virtual request Σ s_q + t, one 64-head group per q block.
   Plan build_sparse_plan(const PlanRequest& r) const {
     const int sms = detail::usable_clusters(r);
     const DecodeBatch& sparse = r.batch;

@@ -20,7 +20,8 @@ KnobInfo msb_knob() {
           {D::integer(-1), D::word("vllm"), D::integers(1, 4096)},
           "vllm",
           "global split budget: NS = min(clusters, msb x batch); -1 = all clusters; "
-          "vllm = -1 below 128 heads, else max(1, min(cdiv(CUs, batch), 32))"};
+          "vllm = -1 below 128 heads, else max(1, min(cdiv(CUs, batch), 32)); sparse (top-k) batches: -1, as the "
+          "sparse backends pass none"};
 }
 
 KnobInfo experimental_knob() {

@@ -1,8 +1,8 @@
 #pragma once
 // Buffers a CUDA/HIP-graph-captured decode step allocates once, for the largest batch it will run, and that
 // the planner rewrites in place every step (AITER's get_mla_metadata_info_v1 and the partial outputs
-// mla_decode_fwd allocates; FlashMLA's scheduler metadata and split accumulators). A plan that needs more of a
-// buffer than was allocated writes past it, so check_plan_fits names the buffer instead.
+// mla_decode_fwd allocates). A plan that needs more of a buffer than was allocated writes past it, so
+// check_plan_fits names the buffer instead.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,10 +20,7 @@ enum class BufferNeed {
   reduce_tiles,  // tiles the reduce lists (final-map rows)
   partials,      // partial-map entries (split fragments)
   partial_rows,  // rows of the fp32 partial outputs: every work's partial_qo_loc + its q rows
-  parts,         // FlashMLA's scheduler rows: one per part (the plan's num_splits)
-  requests_plus_one,
-  split_rows,  // FlashMLA's accumulators: one row per (token, split fragment), all heads
-  kv_rows,     // kv_indices entries: the furthest kv_end of any work
+  kv_rows,       // kv_indices entries: the furthest kv_end of any work
 };
 
 struct GraphBuffer {
