@@ -26,15 +26,10 @@ struct BuffersOptions {
   std::string format = "text";
 };
 
-std::string sizing_policies() {
-  std::string names;
-  for (const auto& info : sim::policy_registry()) {
-    const auto policy = info.make(sim::KnobValues(info.knobs, sim::PolicySpec{info.name, {}}));
-    const Gpu gpu = *sim::gpu_profile("mi355x");
-    const DecodeBatch one = DecodeBatch::uniform(1, 1);
-    if (policy->graph_buffers(sim::PlanRequest{one, gpu, 0})) names += (names.empty() ? "" : ", ") + info.name;
-  }
-  return names;
+// Whether a policy sizes graph buffers at all, asked of a plain batch every sizing rule takes.
+bool has_sizing_rule(const sim::SplitPolicy& policy) {
+  const DecodeBatch one = DecodeBatch::uniform(1, 1);
+  return policy.graph_buffers(sim::PlanRequest{one, *sim::gpu_profile("mi355x"), 0}).has_value();
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -69,8 +64,8 @@ void run_buffers(const BuffersOptions& o) {
     const auto policy = sim::make_policy(spec);
     const auto buffers = policy->graph_buffers(sim::PlanRequest{largest, ctx.gpu, ctx.clusters});
     if (!buffers)
-      throw InputError("policy",
-                       policy->name() + " has no graph-safe sizing rule; policies with one: " + sizing_policies());
+      throw InputError("policy", policy->name() + " has no graph-safe sizing rule; policies with one: " +
+                                     sim::policy_names(has_sizing_rule));
     std::optional<sim::Plan> plan;
     if (o.fit) {
       plan = policy->plan(sim::PlanRequest{ctx.batch, ctx.gpu, ctx.clusters});

@@ -87,10 +87,7 @@ sim::Workload WorkloadOptions::workload(const std::optional<sim::Scenario>& scen
   if (given(causal_opt_)) w.causal = causal_;
   if (given(clusters_opt_)) w.clusters = clusters_;
   if (given(topk_opt_)) {
-    if (topk_ < 0 || topk_ > DecodeBatch::kMaxTopk)
-      throw InputError("topk", "must be 0 (dense) or 1.." + std::to_string(DecodeBatch::kMaxTopk) + ", got " +
-                                   std::to_string(topk_));
-    w.topk = topk_;
+    w.topk = topk_;       // its range is DecodeBatch::validate's, like every other shape field's
     w.topk_lens.clear();  // a scenario's per-request lengths belong to its top-k; --topk-lens gives new ones
   }
   if (given(topk_lens_opt_)) {

@@ -267,24 +267,26 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   return m;
 }
 
+// run() over the batch the plan's works index: a sparse batch becomes its per-token batch (dense batches are used
+// as they are, without a copy).
+Metrics run_plan(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                 std::optional<KernelClassId> kernel, Timeline* timeline) {
+  if (!batch.is_sparse() && plan.gathered == GatheredRows::none) return run(plan, batch, gpu, params, kernel, timeline);
+  return run(plan, kernel_batch(plan, batch), gpu, params, kernel, timeline);
+}
+
 }  // namespace
 
 Prediction simulate(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                     std::optional<KernelClassId> kernel) {
   Prediction p;
-  if (batch.is_sparse() || plan.gathered != GatheredRows::none) {
-    p.metrics = run(plan, kernel_batch(plan, batch), gpu, params, kernel, &p.timeline);
-  } else {
-    p.metrics = run(plan, batch, gpu, params, kernel, &p.timeline);
-  }
+  p.metrics = run_plan(plan, batch, gpu, params, kernel, &p.timeline);
   return p;
 }
 
 Metrics simulate_metrics(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                          std::optional<KernelClassId> kernel) {
-  if (batch.is_sparse() || plan.gathered != GatheredRows::none)
-    return run(plan, kernel_batch(plan, batch), gpu, params, kernel, nullptr);
-  return run(plan, batch, gpu, params, kernel, nullptr);
+  return run_plan(plan, batch, gpu, params, kernel, nullptr);
 }
 
 }  // namespace mlasim::sim

@@ -6,18 +6,6 @@
 
 namespace mlasim::sim {
 
-namespace {
-
-std::string sparse_capable_policies() {
-  std::string names;
-  for (const auto& info : policy_registry())
-    if (info.make(KnobValues(info.knobs, PolicySpec{info.name, {}}))->sparse_rows() != GatheredRows::none)
-      names += (names.empty() ? "" : ", ") + info.name;
-  return names;
-}
-
-}  // namespace
-
 Plan SplitPolicy::plan(const PlanRequest& request) const {
   Plan p;
   if (!request.batch.is_sparse()) {
@@ -25,8 +13,9 @@ Plan SplitPolicy::plan(const PlanRequest& request) const {
   } else {
     const GatheredRows rows = sparse_rows();
     if (rows == GatheredRows::none)
-      throw InputError("topk",
-                       name_ + " does not plan sparse (top-k) decode; policies that do: " + sparse_capable_policies());
+      throw InputError(
+          "topk", name_ + " does not plan sparse (top-k) decode; policies that do: " +
+                      policy_names([](const SplitPolicy& other) { return other.sparse_rows() != GatheredRows::none; }));
     if (schedules_sparse_batches()) {
       p = build_plan(request);
     } else {
@@ -49,13 +38,17 @@ const PolicyInfo* find_policy(const std::string& name) {
   return nullptr;
 }
 
+std::string policy_names(const std::function<bool(const SplitPolicy&)>& keep) {
+  std::string names;
+  for (const auto& info : policy_registry())
+    if (!keep || keep(*info.make(KnobValues(info.knobs, PolicySpec{info.name, {}}))))
+      names += (names.empty() ? "" : ", ") + info.name;
+  return names;
+}
+
 std::unique_ptr<SplitPolicy> make_policy(const PolicySpec& spec) {
   const PolicyInfo* info = find_policy(spec.name);
-  if (!info) {
-    std::string names;
-    for (const auto& p : policy_registry()) names += (names.empty() ? "" : ", ") + p.name;
-    throw InputError("policy", "unknown policy '" + spec.name + "'; known: " + names);
-  }
+  if (!info) throw InputError("policy", "unknown policy '" + spec.name + "'; known: " + policy_names());
   return info->make(KnobValues(info->knobs, spec));
 }
 

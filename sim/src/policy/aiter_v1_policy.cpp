@@ -66,11 +66,9 @@ class AiterV1Policy final : public SplitPolicy {
   // is_sparse), and the fp32 partial outputs mla_decode_fwd allocates from reduce_partial_map; sparse steps add
   // the [tokens, top-k] kv_indices buffer vLLM allocates once.
   std::optional<GraphBuffers> graph_buffers(const PlanRequest& largest) const override {
-    const bool sparse = largest.batch.is_sparse();
-    const DecodeBatch tokens = sparse ? gathered_batch(largest.batch, GatheredRows::selected) : largest.batch;
-    const AiterV1Args a = args_for(PlanRequest{tokens, largest.gpu, largest.clusters, largest.arch}, sparse);
+    const AiterV1Args a = args_for(largest);
     const BufferSizes s = aiter_v1_buffer_sizes(a);
-    const int64_t heads = tokens.q_heads, rows = int64_t{s.reduce_partial_map} * a.max_seqlen_qo;
+    const int64_t heads = largest.batch.q_heads, rows = int64_t{s.reduce_partial_map} * a.max_seqlen_qo;
     GraphBuffers g;
     g.policy = spec();
     g.buffers = {
@@ -83,8 +81,9 @@ class AiterV1Policy final : public SplitPolicy {
         {"logits", {rows, 1, heads, DecodeBatch::kVHeadDim}, "fp32", BufferNeed::partial_rows},
         {"lse", {rows, 1, heads, 1}, "fp32", BufferNeed::partial_rows},
     };
-    if (sparse)
-      g.buffers.push_back({"kv_indices", {int64_t{tokens.size()} * largest.batch.topk}, "int32", BufferNeed::kv_rows});
+    if (largest.batch.is_sparse())
+      g.buffers.push_back(
+          {"kv_indices", {largest.batch.total_qo_tokens() * largest.batch.topk}, "int32", BufferNeed::kv_rows});
     return g;
   }
 
@@ -92,20 +91,19 @@ class AiterV1Policy final : public SplitPolicy {
   // vLLM's and ATOM's sparse backends plan each query token's selected rows and pass no split cap.
   bool schedules_sparse_batches() const override { return true; }
 
-  Plan build_plan(const PlanRequest& r) const override {
-    if (!r.batch.is_sparse()) return plan_aiter_v1(args_for(r, false));
-    const DecodeBatch tokens = gathered_batch(r.batch, GatheredRows::selected);
-    return plan_aiter_v1(args_for(PlanRequest{tokens, r.gpu, r.clusters, r.arch}, true));
-  }
+  Plan build_plan(const PlanRequest& r) const override { return plan_aiter_v1(args_for(r)); }
 
-  // The planner's arguments as the serving engine passes them: the dense backend's split cap (vLLM's rule
-  // unless the knob sets one), or none (-1) on the sparse path.
-  AiterV1Args args_for(const PlanRequest& r, bool sparse) const {
-    AiterV1Args a = make_aiter_v1_args(r);
-    const int heads = r.batch.q_heads, batch = r.batch.size();
+  // The planner's arguments as the serving engine passes them: a sparse batch as its query tokens' selected rows
+  // with no split cap; a dense one with vLLM's cap (each unless the knob sets one).
+  AiterV1Args args_for(const PlanRequest& r) const {
+    const bool sparse = r.batch.is_sparse();
+    AiterV1Args a = sparse ? make_aiter_v1_args(PlanRequest{gathered_batch(r.batch, GatheredRows::selected), r.gpu,
+                                                            r.clusters, r.arch})
+                           : make_aiter_v1_args(r);
+    const int heads = r.batch.q_heads, batches = static_cast<int>(a.seqlens_kv_indptr.size()) - 1;
     a.max_split_per_batch = k_.max_split_per_batch ? *k_.max_split_per_batch
                             : sparse               ? -1
-                                                   : vllm_max_split_per_batch(heads, a.num_cu, batch);
+                                                   : vllm_max_split_per_batch(heads, a.num_cu, batches);
     a.experimental = k_.experimental;
     a.budget = k_.budget;
     a.split_coef = k_.coef;

@@ -28,24 +28,39 @@ struct Piece {
   int64_t begin_block, end_block;
 };
 
-// F4: fills `parts` parts in order with `payload` blocks each; request b has nb[b] blocks.
-std::vector<std::vector<Piece>> fill_parts(const std::vector<int64_t>& nb, int parts, int64_t payload) {
-  const int B = static_cast<int>(nb.size());
-  std::vector<std::vector<Piece>> part_pieces(static_cast<size_t>(parts));
+// The scheduler's decisions: KV blocks per request, their total with the overheads, the payload per part, and
+// each part's pieces.
+struct Schedule {
+  std::vector<int64_t> blocks;
+  int64_t total = 0;
+  int64_t payload = 0;
+  std::vector<std::vector<Piece>> part_pieces;
+};
+
+// F3 and F4 over requests of `tokens[b]` KV tokens each: blocks, total and payload, then the parts filled in order.
+Schedule schedule(const std::vector<int>& tokens, int parts) {
+  Schedule s;
+  const int B = static_cast<int>(tokens.size());
+  for (int len : tokens) {
+    s.blocks.push_back(cdiv(len, kBlockTokens));
+    s.total += s.blocks.back() + kOverheadBlocks;
+  }
+  s.payload = cdiv(s.total, parts) + kOverheadBlocks;
+  s.part_pieces.resize(static_cast<size_t>(parts));
   int b = 0;
   int64_t now = 0;
   for (int p = 0; p < parts && b < B; ++p) {
-    int64_t remain = payload;
+    int64_t remain = s.payload;
     while (b < B) {
-      const int64_t rest = nb[b] - now;
+      const int64_t rest = s.blocks[b] - now;
       if (remain >= rest + kOverheadBlocks) {
-        part_pieces[p].push_back({b, now, nb[b]});
+        s.part_pieces[p].push_back({b, now, s.blocks[b]});
         remain -= rest + kOverheadBlocks;
         ++b;
         now = 0;
       } else {
         if (remain - kOverheadBlocks > 0) {
-          part_pieces[p].push_back({b, now, now + remain - kOverheadBlocks});
+          s.part_pieces[p].push_back({b, now, now + remain - kOverheadBlocks});
           now += remain - kOverheadBlocks;
         }
         break;
@@ -53,7 +68,7 @@ std::vector<std::vector<Piece>> fill_parts(const std::vector<int64_t>& nb, int p
     }
   }
   if (b < B) throw std::logic_error("flashmla: the fill left requests unassigned");
-  return part_pieces;
+  return s;
 }
 
 class FlashMlaPolicy final : public SplitPolicy {
@@ -99,31 +114,22 @@ class FlashMlaPolicy final : public SplitPolicy {
                                          std::to_string(sms));
     }
 
-    // F3: blocks per request, the total and the payload per part.
-    std::vector<int64_t> nb(static_cast<size_t>(B));
-    int64_t total = 0;
-    for (int b = 0; b < B; ++b) {
-      nb[b] = cdiv(batch.kv_lens[b], kBlockTokens);
-      total += nb[b] + kOverheadBlocks;
-    }
-    const int64_t payload = cdiv(total, parts) + kOverheadBlocks;
-
-    const std::vector<std::vector<Piece>> part_pieces = fill_parts(nb, parts, payload);
+    const Schedule sched = schedule(batch.kv_lens, parts);
 
     const int64_t pages_per_block = kBlockTokens / batch.page_size;
     detail::PlanAssembler a(batch, shape, name());
     for (int p = 0; p < parts; ++p)
       for (int m = 0; m < m_blocks; ++m)
-        for (const Piece& piece : part_pieces[p]) {
-          const int64_t end =
-              piece.end_block == nb[piece.request] ? batch.pages(piece.request) : piece.end_block * pages_per_block;
+        for (const Piece& piece : sched.part_pieces[p]) {
+          const int64_t end = piece.end_block == sched.blocks[piece.request] ? batch.pages(piece.request)
+                                                                             : piece.end_block * pages_per_block;
           a.add(p * m_blocks + m, a.tile_of_block(piece.request, m), piece.begin_block * pages_per_block, end);
         }
     Plan plan = a.finish(KernelKind::persistent, parts * m_blocks);
     plan.derived.num_splits = parts;
     plan.derived.fixed_over_head_num_blocks = kOverheadBlocks;
-    plan.model.sum_blocks = total;
-    plan.model.payload_blocks = payload;
+    plan.model.sum_blocks = sched.total;
+    plan.model.payload_blocks = sched.payload;
     plan.model.packed_qo_len_per_wg = kRowsPerBlock;
     plan.model.qo_splits = m_blocks > shape.head_groups;
     return plan;
@@ -134,7 +140,7 @@ class FlashMlaPolicy final : public SplitPolicy {
   // request's query tokens, each reading its own kv_indices row. q blocks are 64 heads; fewer heads make one
   // block of those heads (FlashMLA itself pads them to 64, our kernels run them as they are); num_sm_parts = max(SMs /
   // s_q / q blocks, 1) (scheduler=2026), max((SMs / 2) / (cdiv(heads, 128) x s_q), 1) (2025). The plan is over the
-  // per-token batch: token t of request r is virtual request Σ s_q + t, one 64-head group per q block.
+  // per-token batch: token t of request r is virtual request r x s_q + t, one 64-head group per q block.
   Plan build_sparse_plan(const PlanRequest& r) const {
     const int sms = detail::usable_clusters(r);
     const DecodeBatch& sparse = r.batch;
@@ -163,34 +169,27 @@ class FlashMlaPolicy final : public SplitPolicy {
                       : std::max((sms / 2) / (static_cast<int>(cdiv(heads, 128)) * s_q), 1);
     }
 
-    std::vector<int64_t> nb(static_cast<size_t>(B));
-    int64_t total = 0;
-    for (int b = 0; b < B; ++b) {
-      nb[b] = cdiv(sparse.topk_of(b), kBlockTokens);
-      total += nb[b] + kOverheadBlocks;
-    }
-    const int64_t payload = cdiv(total, parts) + kOverheadBlocks;
-    const std::vector<std::vector<Piece>> part_pieces = fill_parts(nb, parts, payload);
+    std::vector<int> topk(static_cast<size_t>(B));
+    for (int b = 0; b < B; ++b) topk[b] = sparse.topk_of(b);
+    const Schedule sched = schedule(topk, parts);
 
     const DecodeBatch tokens = gathered_batch(sparse, GatheredRows::full_topk);
-    std::vector<int> first_token(static_cast<size_t>(B));
-    for (int b = 0, t = 0; b < B; t += sparse.qo_lens[b], ++b) first_token[b] = t;
     const detail::TileShape shape{m_blocks, m_blocks > 1 ? kRowsPerBlock : heads, 0};
     detail::PlanAssembler a(tokens, shape, name());
     for (int p = 0; p < parts; ++p)
       for (int t = 0; t < s_q; ++t)
         for (int m = 0; m < m_blocks; ++m)
-          for (const Piece& piece : part_pieces[p]) {
-            const int token = first_token[piece.request] + t;
-            const int64_t end =
-                piece.end_block == nb[piece.request] ? int64_t{tokens.kv_lens[token]} : piece.end_block * kBlockTokens;
+          for (const Piece& piece : sched.part_pieces[p]) {
+            const int token = piece.request * s_q + t;
+            const int64_t end = piece.end_block == sched.blocks[piece.request] ? int64_t{tokens.kv_lens[token]}
+                                                                               : piece.end_block * kBlockTokens;
             a.add((p * s_q + t) * m_blocks + m, a.tile_of_block(token, m), piece.begin_block * kBlockTokens, end);
           }
     Plan plan = a.finish(KernelKind::persistent, parts * s_q * m_blocks);
     plan.derived.num_splits = parts;
     plan.derived.fixed_over_head_num_blocks = kOverheadBlocks;
-    plan.model.sum_blocks = total;
-    plan.model.payload_blocks = payload;
+    plan.model.sum_blocks = sched.total;
+    plan.model.payload_blocks = sched.payload;
     plan.model.packed_qo_len_per_wg = kRowsPerBlock;
     return plan;
   }

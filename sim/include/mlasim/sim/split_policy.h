@@ -4,6 +4,7 @@
 // Contract: plan() is deterministic and thread-safe (sweeps call it from many threads); it validates its
 // inputs and throws InputError naming the field; the returned Plan covers every KV position of every
 // (request, qo tile) exactly once, and its reduce maps list each split tile's partials in KV order.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,10 @@ struct PolicyInfo {
 // Every built-in policy, in display order.
 const std::vector<PolicyInfo>& policy_registry();
 const PolicyInfo* find_policy(const std::string& name);
+
+// The registered policies' names, comma-separated, in display order; with `keep`, only those whose policy made
+// with default knobs it accepts (for messages such as "policies that do: ...").
+std::string policy_names(const std::function<bool(const SplitPolicy&)>& keep = nullptr);
 
 // The batch a plan's works index: `batch` itself for a dense plan, the per-token batch of the plan's convention
 // for a sparse one. Throws InputError("plan", ...) when the plan and the batch disagree on being sparse.
