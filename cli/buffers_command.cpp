@@ -43,6 +43,10 @@ void run_buffers(const BuffersOptions& o) {
   const auto scenario = o.workload.scenario();
   const sim::Workload w = o.workload.workload(scenario);
   const sim::WorkloadContext ctx = sim::resolve(w);
+  if (ctx.batch.scopes.on())
+    throw InputError("dsv4",
+                     "buffers sizes dense and top-k steps; no public sizing rule for DeepSeek-V4's two "
+                     "scopes is known (docs/sparse.md)");
   constexpr int kMaxRequests = 65536;  // as a workload's batch
   if (o.max_batch_flag->count() > 0 && (o.max_batch < 1 || o.max_batch > kMaxRequests))
     throw InputError("max-batch",

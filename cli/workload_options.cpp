@@ -42,6 +42,17 @@ void WorkloadOptions::add_shape_to(CLI::App& app) {
        "sparse (DSA) decode: KV rows each query token selects, e.g. 2048; 0 = dense [0]");
   flag(app, topk_lens_opt_, "--topk-lens", topk_lens_,
        "sparse decode: rows each request's tokens select, comma list (<= --topk; FlashMLA's topk_length)");
+  flag(app, dsv4_opt_, "--dsv4", dsv4_,
+       "DeepSeek-V4's two scopes, by layer kind: csa (window 128 + compressed 1/4, top 1024), hca (window 128 + "
+       "compressed 1/128, all), swa (window 128), or off [off]");
+  flag(app, window_opt_, "--window", window_, "two scopes: rows of the sliding window (0 = off)");
+  flag(app, compress_ratio_opt_, "--compress-ratio", compress_ratio_,
+       "two scopes: tokens per compressed row (0 = no compressed scope)");
+  flag(app, extra_topk_opt_, "--extra-topk", extra_topk_,
+       "two scopes: compressed rows the indexer selects (0 = every committed one)");
+  flag(app, scope_run_opt_, "--scope-run", scope_run_,
+       "two scopes: one-pass (one index list per token) or merged (a stream per scope, then an LSE merge) "
+       "[one-pass]");
 }
 
 std::optional<sim::Scenario> WorkloadOptions::scenario() const {
@@ -96,6 +107,11 @@ sim::Workload WorkloadOptions::workload(const std::optional<sim::Scenario>& scen
       throw InputError("topk-lens", "has " + std::to_string(w.topk_lens.size()) + " entries for " +
                                         std::to_string(w.batch.size()) + " requests");
   }
+  if (given(dsv4_opt_)) w.scopes = dsv4_ == "off" ? TwoScopes{} : TwoScopes::preset(dsv4_);
+  if (given(window_opt_)) w.scopes.window = window_;  // ranges: TwoScopes::validate, with the batch
+  if (given(compress_ratio_opt_)) w.scopes.compress_ratio = compress_ratio_;
+  if (given(extra_topk_opt_)) w.scopes.extra_topk = extra_topk_;
+  if (given(scope_run_opt_)) w.scopes.run = parse_scope_run(scope_run_, "scope-run");
   return w;
 }
 

@@ -15,7 +15,8 @@ class WorkloadOptions {
  public:
   // All workload flags and --scenario.
   void add_to(CLI::App& app);
-  // Only the shape flags (qo-len, heads, kv-heads, dtypes, page size, granularity, causal, top-k): for commands that
+  // Only the shape flags (qo-len, heads, kv-heads, dtypes, page size, granularity, causal, top-k, DeepSeek-V4's
+  // scopes): for commands that
   // take the batch, context, GPU and clusters as lists of their own (sweep).
   void add_shape_to(CLI::App& app);
 
@@ -34,6 +35,8 @@ class WorkloadOptions {
   int batch_ = 0, context_ = 0;
   std::string kv_lens_, qo_lens_, topk_lens_;
   int topk_ = 0;
+  std::string dsv4_, scope_run_;
+  int window_ = 0, compress_ratio_ = 0, extra_topk_ = 0;
   int qo_len_ = 0, heads_ = 0, kv_heads_ = 0, page_size_ = 0, kv_granularity_ = 0, clusters_ = 0;
   std::string q_dtype_, kv_dtype_;
   bool causal_ = true;
@@ -42,7 +45,8 @@ class WorkloadOptions {
               *qo_lens_opt_ = nullptr, *qo_len_opt_ = nullptr, *heads_opt_ = nullptr, *kv_heads_opt_ = nullptr,
               *q_dtype_opt_ = nullptr, *kv_dtype_opt_ = nullptr, *page_size_opt_ = nullptr,
               *kv_granularity_opt_ = nullptr, *causal_opt_ = nullptr, *clusters_opt_ = nullptr, *topk_opt_ = nullptr,
-              *topk_lens_opt_ = nullptr;
+              *topk_lens_opt_ = nullptr, *dsv4_opt_ = nullptr, *window_opt_ = nullptr, *compress_ratio_opt_ = nullptr,
+              *extra_topk_opt_ = nullptr, *scope_run_opt_ = nullptr;
 };
 
 // The policy of a command: the flag when given, else the scenario's policy `name` (or the one at

@@ -107,13 +107,21 @@ inline DecodeBatch pick_batch(FuzzedDataProvider& in, const BatchLimits& limits)
   b.page_size = pick_power_of_two(in, 10);
   b.kv_granularity = pick_power_of_two(in, 10);
   b.causal = in.ConsumeBool();
-  // One batch in four is sparse (top-k): usually at page size 1, as sparse decode needs, now and then not; half of
-  // them with per-request top-k lengths (a 0 among them is refused).
+  // One batch in four is sparse (top-k), one in sixteen two-scope (below): usually at page size 1, as sparse decode
+  // needs, now and then not; half of them with per-request top-k lengths (a 0 among them is refused).
   if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
     b.topk = pick_log_uniform(in, limits.max_kv_len);
     if (in.ConsumeIntegralInRange<int>(0, 7) != 0) b.page_size = 1;
     if (in.ConsumeBool())
       for (int r = 0; r < requests; ++r) b.topk_lens.push_back(in.ConsumeIntegralInRange<int>(0, b.topk));
+  } else if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    // DeepSeek-V4's two scopes: a window, compressed rows of a ratio (0: none, 1: refused) with or without an
+    // indexer top-k, run in one pass or merged; at page size 1 but now and then not.
+    b.scopes.window = pick_log_uniform(in, limits.max_kv_len);
+    b.scopes.compress_ratio = in.ConsumeBool() ? 0 : pick_log_uniform(in, 256);
+    if (b.scopes.compress_ratio > 0 && in.ConsumeBool()) b.scopes.extra_topk = pick_log_uniform(in, limits.max_kv_len);
+    b.scopes.run = in.ConsumeBool() ? TwoScopes::Run::merged : TwoScopes::Run::one_pass;
+    if (in.ConsumeIntegralInRange<int>(0, 7) != 0) b.page_size = 1;
   }
   return b;
 }

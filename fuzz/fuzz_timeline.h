@@ -1,7 +1,8 @@
 #pragma once
 // The consistency every simulated timeline keeps (tests/sim/timeline_consistency_test.cpp checks the same on a
 // fixed spread of cases): one row per cluster; boxes within [0, end] with begin <= stream <= end, never
-// overlapping on a row; every work exactly once; reduce items after stage 1 and within the kernel's end.
+// overlapping on a row; every work exactly once; reduce items (and a merged two-scope run's scope merge) after stage 1
+// and within the kernel's end.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -30,12 +31,19 @@ inline void check_timeline(const sim::Plan& plan, const sim::Prediction& predict
     }
   }
   for (int count : seen) require(count == 1, "a work is not on the timeline exactly once");
+  bool reduce_items = false;
   for (const sim::ReduceBox& r : tl.reduce) {
     require(r.begin_us >= tl.stage1_us - kEps && r.begin_us <= r.end_us && r.end_us <= end + kEps,
             "reduce item outside [stage1, end]");
+    if (r.scope_merge) {  // a merged two-scope run's LSE merge: a token of several streams
+      require(r.tile >= 0 && r.partials >= 2 && r.request >= 0 && r.request < plan.num_requests,
+              "scope merge item names no token of several streams");
+      continue;
+    }
+    reduce_items = true;
     require(r.tile >= 0 && r.tile + 1 < static_cast<int>(plan.reduce_indptr.size()), "reduce item names no tile");
   }
-  require(tl.reduce.empty() == (plan.num_partials() == 0), "reduce stage present iff partials exist");
+  require(reduce_items == (plan.num_partials() > 0), "reduce stage present iff partials exist");
   const sim::Metrics& m = prediction.metrics;
   require(std::abs(m.kernel_us - end) <= kEps * std::max(1.0, end), "kernel_us != timeline end");
   require(m.occupancy >= 0 && m.occupancy <= 1 + kEps, "occupancy outside [0, 1]");

@@ -66,6 +66,29 @@ void DecodeBatch::validate() const {
   if (topk > 0 && page_size != 1)
     throw InputError("page_size", "sparse (top-k) decode gathers single KV rows: page size must be 1, got " +
                                       std::to_string(page_size));
+  scopes.validate();
+  if (scopes.on() && topk > 0)
+    throw InputError("topk",
+                     "a two-scope (DeepSeek-V4) batch selects its rows by window and compressed scope; give "
+                     "no top-k, got " +
+                         std::to_string(topk));
+  if (scopes.on() && page_size != 1)
+    throw InputError("page_size", "two-scope (DeepSeek-V4) decode gathers single KV rows: page size must be 1, got " +
+                                      std::to_string(page_size));
+  if (!merge_token.empty()) {
+    if (merge_token.size() != kv_lens.size())
+      throw InputError("merge_token", "has " + std::to_string(merge_token.size()) + " entries but the batch has " +
+                                          std::to_string(kv_lens.size()) + " requests");
+    for (size_t i = 0; i < merge_token.size(); ++i) {
+      const int previous = i == 0 ? 0 : merge_token[i - 1];
+      if (merge_token[i] < previous || merge_token[i] > previous + 1 || (i == 0 && merge_token[i] != 0))
+        throw InputError("merge_token", "must count query tokens up from 0 in request order, got " +
+                                            std::to_string(merge_token[i]) + " for request " + std::to_string(i));
+      if (qo_lens[i] != 1)
+        throw InputError("merge_token", "streams are single query tokens, request " + std::to_string(i) + " has " +
+                                            std::to_string(qo_lens[i]));
+    }
+  }
 }
 
 DecodeBatch DecodeBatch::uniform(int batch, int context, int qo_len) {

@@ -147,7 +147,7 @@ json timeline_to_json(const Timeline& t) {
     rows.push_back(std::move(boxes));
   }
   json reduce = json::array();
-  for (const ReduceBox& b : t.reduce)
+  for (const ReduceBox& b : t.reduce) {
     reduce.push_back({{"begin_us", b.begin_us},
                       {"end_us", b.end_us},
                       {"tile", b.tile},
@@ -159,6 +159,8 @@ json timeline_to_json(const Timeline& t) {
                       {"block", b.block},
                       {"cu", b.cu},
                       {"massive", b.massive}});
+    if (b.scope_merge) reduce.back()["scope_merge"] = true;  // only merged two-scope runs have these
+  }
   return {{"num_clusters", t.num_clusters}, {"rows_per_cu", t.rows_per_cu}, {"stage1_us", t.stage1_us},
           {"reduce_us", t.reduce_us},       {"rows", std::move(rows)},      {"reduce", std::move(reduce)}};
 }

@@ -35,7 +35,9 @@ std::string works_text(const Plan& p, int c, int page_size) {
 std::string describe_workload(const DecodeBatch& b, const Gpu& g, int clusters) {
   const int uq = b.uniform_qo_len();
   std::string sparse;
-  if (b.is_sparse())
+  if (b.scopes.on())
+    sparse = ", DSv4 scopes: " + describe_scopes(b.scopes);
+  else if (b.is_sparse())
     sparse = b.topk_lens.empty() ? fmt::format(", top-k {}", b.topk)
                                  : fmt::format(", top-k {} ({} per request)", b.topk, lens_text(b.topk_lens));
   return fmt::format("{} tokens{}, {} heads, {}/{}, qlen {}, page {}, granule {} on {} ({} of {} CUs)",

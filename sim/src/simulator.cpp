@@ -26,6 +26,9 @@ struct Scratch {
   std::vector<detail::TileFacts> tiles;
   detail::ReduceStage reduce;
   std::vector<FluidJobTimes> reduce_times;
+  std::vector<detail::TileFacts> merge_tiles;  // a merged two-scope run: one tile per token of several streams
+  detail::ReduceStage merge;
+  std::vector<FluidJobTimes> merge_times;
   std::vector<double> work_us, tile_us;
   std::vector<int> previous_work, work_tile, slot_last, work_row;
   std::vector<char> cu_used;
@@ -125,6 +128,20 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
   }
 }
 
+// A merged two-scope run (DecodeBatch::merge_token): one tile per query token with more than one stream, of one
+// output row and one partial per stream, whose first stream is `request`. Tokens of one stream need no merge: the
+// stage-1 kernel or the reduce that finishes their output folds the sink.
+void build_merge_tiles(const DecodeBatch& batch, Scratch& s) {
+  s.merge_tiles.clear();
+  const auto& token = batch.merge_token;
+  for (size_t r = 0; r < token.size();) {
+    size_t e = r + 1;
+    while (e < token.size() && token[e] == token[r]) ++e;
+    if (e - r > 1) s.merge_tiles.push_back({static_cast<int>(e - r), 1, static_cast<int>(r)});
+    r = e;
+  }
+}
+
 Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
             std::optional<KernelClassId> kernel, Timeline* timeline) {
   validate_cost_params(p);
@@ -214,12 +231,29 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   } else {
     end = stage1 + p.stage_gap_us;
   }
+  // The LSE merge of a merged two-scope run: the class's reduce kernel on the merge tiles, launched after the
+  // reduce (one more kernel boundary), reading each stream's fp32 output and LSE and writing the token's output.
+  build_merge_tiles(batch, s);
+  const bool merge_runs = !s.merge_tiles.empty();
+  double merge_longest = 0;
+  if (merge_runs) {
+    detail::build_reduce_stage(cls.reduce, s.merge_tiles, batch.q_heads, gpu.num_cu, 1, p, s.merge);
+    s.merge_times.assign(s.merge.jobs.size(), {});
+    const double beta = (p.reduce_beta_gbps > 0 ? p.reduce_beta_gbps : p.beta_cu_gbps) * 1e3;
+    end = detail::run_fluid({gpu.num_cu * s.merge.blocks_per_cu, beta, bytes_per_us_hbm, p.bw_knee}, s.merge.jobs,
+                            s.merge.task_begin, s.merge.task_width, reduce_runs ? end + p.stage_gap_us : end,
+                            s.merge_times, s.fluid);
+    m.read_bytes += s.merge.read_bytes;
+    m.write_bytes += s.merge.write_bytes;
+    for (const FluidJobTimes& t : s.merge_times) merge_longest = std::max(merge_longest, t.end_us - t.begin_us);
+  }
 
   m.kernel_class = cls.name;
   m.stage1_us = stage1;
   m.reduce_us = end - stage1;
   m.kernel_us = end;
-  m.total_us = m.kernel_us + p.launch_us + (reduce_runs ? p.reduce_launch_us : 0.0) + (grid ? 0.0 : p.planner_us);
+  m.total_us = m.kernel_us + p.launch_us + (reduce_runs ? p.reduce_launch_us : 0.0) +
+               (merge_runs ? p.reduce_launch_us : 0.0) + (grid ? 0.0 : p.planner_us);
   m.active_clusters =
       grid ? static_cast<int>(std::count(s.cu_used.begin(), s.cu_used.end(), 1)) : plan.active_clusters();
   m.occupancy = stage1 > 0 && slots > 0 ? busy / (double(slots) * stage1) : 0.0;
@@ -232,7 +266,8 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   m.num_works = W;
   m.num_partials = plan.num_partials();
   m.achieved_tbps = m.kernel_us > 0 ? m.kv_bytes / m.kernel_us / 1e6 : 0.0;
-  m.critical_path_us = reduce_critical_path({s.work_us, s.previous_work, s.work_tile, s.tile_us}).length_us;
+  m.critical_path_us =
+      reduce_critical_path({s.work_us, s.previous_work, s.work_tile, s.tile_us}).length_us + merge_longest;
 
   if (timeline) {
     Timeline& tl = *timeline;
@@ -262,6 +297,13 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
         tl.reduce.push_back({t.begin_us, t.end_us, item.tile, f.request, f.partials, item.head, item.heads,
                              item.row_group, item.block, item.block % gpu.num_cu, item.massive});
       }
+    }
+    for (size_t k = 0; merge_runs && k < s.merge.items.size(); ++k) {  // the scratch keeps an earlier run's items
+      const detail::ReduceItem& item = s.merge.items[k];
+      const detail::TileFacts& f = s.merge_tiles[item.tile];
+      const FluidJobTimes& t = s.merge_times[k];
+      tl.reduce.push_back({t.begin_us, t.end_us, item.tile, f.request, f.partials, item.head, item.heads,
+                           item.row_group, item.block, item.block % gpu.num_cu, item.massive, true});
     }
   }
   return m;

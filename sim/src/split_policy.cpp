@@ -14,12 +14,17 @@ Plan SplitPolicy::plan(const PlanRequest& request) const {
     const GatheredRows rows = sparse_rows();
     if (rows == GatheredRows::none)
       throw InputError(
-          "topk", name_ + " does not plan sparse (top-k) decode; policies that do: " +
-                      policy_names([](const SplitPolicy& other) { return other.sparse_rows() != GatheredRows::none; }));
+          request.batch.scopes.on() ? "dsv4" : "topk",
+          name_ + " does not plan sparse (top-k or two-scope) decode; policies that do: " +
+              policy_names([](const SplitPolicy& other) { return other.sparse_rows() != GatheredRows::none; }));
+    // A two-scope batch is planned as its streams, a top-k batch of its own.
+    const bool scoped = request.batch.scopes.on();
+    const DecodeBatch streams = scoped ? scope_stream_batch(request.batch, rows) : DecodeBatch{};
+    const DecodeBatch& sparse = scoped ? streams : request.batch;
     if (schedules_sparse_batches()) {
-      p = build_plan(request);
+      p = build_plan(PlanRequest{sparse, request.gpu, request.clusters, request.arch});
     } else {
-      const DecodeBatch tokens = gathered_batch(request.batch, rows);
+      const DecodeBatch tokens = gathered_batch(sparse, rows);
       p = build_plan(PlanRequest{tokens, request.gpu, request.clusters, request.arch});
     }
     p.gathered = rows;

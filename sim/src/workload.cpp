@@ -173,9 +173,51 @@ DecodeBatch Workload::make_batch() const {
   b.causal = causal;
   b.topk = topk;
   b.topk_lens = topk_lens;
+  b.scopes = scopes;
   b.validate();
   return b;
 }
+
+namespace {
+
+// An error's message without its field, to name the field by its path instead.
+std::string message_of(const InputError& e) { return std::string(e.what()).substr(e.field().size() + 2); }
+
+json scopes_to_json(const TwoScopes& s) {
+  return {{"window", s.window},
+          {"compress_ratio", s.compress_ratio},
+          {"extra_topk", s.extra_topk},
+          {"run", std::string(scope_run_name(s.run))}};
+}
+
+// A layer kind names its preset; an object starts from no scopes, so each of its fields is stated or 0.
+TwoScopes scopes_from_json(const json& j, const std::string& path) {
+  if (j.is_string()) {
+    try {
+      return TwoScopes::preset(j.get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError(path, message_of(e));
+    }
+  }
+  if (!j.is_object())
+    throw InputError(path,
+                     "must be a layer kind (csa, hca, swa) or an object {window, compress_ratio, extra_topk, run}");
+  const JsonFields r(j, path, {"window", "compress_ratio", "extra_topk", "run"}, kWhat);
+  TwoScopes s;
+  s.window = r.integer("window", 0, 1, TwoScopes::kMaxWindow);
+  s.compress_ratio = r.integer("compress_ratio", 0, 0, TwoScopes::kMaxCompressRatio);
+  s.extra_topk = r.integer("extra_topk", 0, 0, DecodeBatch::kMaxTopk);
+  if (r.has("run")) s.run = parse_scope_run(r.text("run", "one-pass"), r.name("run"));
+  if (!r.has("window")) throw InputError(r.name("window"), "is missing: two scopes need a sliding window (rows >= 1)");
+  try {
+    s.validate();
+  } catch (const InputError& e) {
+    throw InputError(r.name(e.field()), message_of(e));
+  }
+  return s;
+}
+
+}  // namespace
 
 json workload_to_json(const Workload& w) {
   json j = {{"gpu", w.gpu},
@@ -193,13 +235,14 @@ json workload_to_json(const Workload& w) {
   if (!w.causal) j["causal"] = false;
   if (w.topk > 0) j["topk"] = w.topk;
   if (!w.topk_lens.empty()) j["topk_lens"] = w.topk_lens;
+  if (w.scopes.on()) j["dsv4"] = scopes_to_json(w.scopes);
   return j;
 }
 
 Workload workload_from_json(const json& j, const std::string& path) {
   const JsonFields r(j, path,
                      {"gpu", "batch", "qlen", "qo_lens", "heads", "kv_heads", "q_dtype", "kv_dtype", "page_size",
-                      "kv_granularity", "causal", "clusters", "topk", "topk_lens"},
+                      "kv_granularity", "causal", "clusters", "topk", "topk_lens", "dsv4"},
                      kWhat);
   Workload w;
   w.gpu = r.text("gpu", w.gpu);
@@ -217,6 +260,7 @@ Workload workload_from_json(const json& j, const std::string& path) {
   w.clusters = r.integer("clusters", w.clusters, 0, 1 << 16);
   w.topk = r.integer("topk", w.topk, 0, DecodeBatch::kMaxTopk);
   if (r.has("topk_lens")) w.topk_lens = r.integers("topk_lens", 1, DecodeBatch::kMaxTopk, kMaxRequests);
+  if (r.has("dsv4")) w.scopes = scopes_from_json(r.at("dsv4"), r.name("dsv4"));
   return w;
 }
 

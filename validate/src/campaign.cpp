@@ -250,6 +250,10 @@ Campaign campaign_from_json(const json& j) {
       if (!w.topk_lens.empty())
         throw InputError("workloads[" + std::to_string(i) + "].topk_lens",
                          "a campaign's rows record one top-k per workload; give topk without per-request lengths");
+      if (w.scopes.on())
+        throw InputError("workloads[" + std::to_string(i) + "].dsv4",
+                         "a campaign's rows record dense and top-k workloads; two-scope (DeepSeek-V4) batches are "
+                         "predicted, not measured");
       c.workloads.push_back(std::move(w));
     }
   }

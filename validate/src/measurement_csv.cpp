@@ -159,6 +159,8 @@ MeasurementRow measurement_row_of(const sim::Workload& w, const std::string& pol
   r.clusters = w.clusters;
   if (!w.topk_lens.empty())
     throw InputError("topk_lens", "a measurement row holds one top-k for every request, not per-request lengths");
+  if (w.scopes.on())
+    throw InputError("dsv4", "a measurement row holds a dense or top-k workload, not DeepSeek-V4's two scopes");
   r.topk = w.topk;
   return r;
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mlasim/model/dtype.h"
+#include "mlasim/model/two_scopes.h"
 
 namespace mlasim {
 
@@ -23,6 +24,11 @@ struct DecodeBatch {
   // through kv_indices, so a sparse batch has page size 1.
   int topk = 0;
   std::vector<int> topk_lens;  // sparse: rows each request's tokens select (<= topk); empty = topk for every request
+  // DeepSeek-V4's two scopes (a sliding window plus compressed rows), instead of a top-k: sparse too, page size 1.
+  TwoScopes scopes;
+  // The per-stream batch of a merged two-scope run (gathered_rows.h): the query token each request (a scope's
+  // stream) belongs to, non-decreasing; the streams of one token are LSE-merged after the reduce. Empty: none.
+  std::vector<int> merge_token;
 
   static constexpr int kQkHeadDim = 576;  // 512 latent (nope) + 64 rope
   static constexpr int kVHeadDim = 512;
@@ -33,7 +39,7 @@ struct DecodeBatch {
   int uniform_qo_len() const;
   int64_t total_kv_tokens() const;
   int64_t total_qo_tokens() const;
-  bool is_sparse() const { return topk > 0; }
+  bool is_sparse() const { return topk > 0 || scopes.on(); }
   // The top-k of request `request`: its topk_lens entry, or topk.
   int topk_of(int request) const { return topk_lens.empty() ? topk : topk_lens[request]; }
   int pages(int request) const { return (kv_lens[request] + page_size - 1) / page_size; }

@@ -17,8 +17,16 @@ enum class GatheredRows {
 
 std::string_view gathered_rows_name(GatheredRows rows);
 
+// The streams a two-scope (DeepSeek-V4) batch runs as, as a top-k batch of query length 1 whose requests select
+// exactly their rows (kv_lens = topk_lens = rows). one_pass: one stream per query token, its window rows and its
+// extra rows in one index list. merged: the window stream of each token, then its extra stream when it has extra
+// rows; merge_token names each stream's token. FlashMLA (full_topk) walks the window in 64-row blocks, at least
+// one, its sentinels masked. Requires b.scopes.on().
+DecodeBatch scope_stream_batch(const DecodeBatch& b, GatheredRows rows);
+
 // The per-token batch a sparse batch runs as: Σ qo_lens requests in request order (token t of request r at
-// index Σ_{r'<r} qo_lens[r'] + t), query length 1, page size 1, the same shape; topk 0. `rows` must not be none.
+// index Σ_{r'<r} qo_lens[r'] + t), query length 1, page size 1, the same shape; topk 0. A two-scope batch runs as
+// its streams (scope_stream_batch), one request each. `rows` must not be none.
 // Throws InputError like DecodeBatch::validate.
 DecodeBatch gathered_batch(const DecodeBatch& sparse, GatheredRows rows);
 

@@ -4,7 +4,8 @@
 // workgroup in launch order, work_indptr[c] = c): list scheduling onto Plan::cu_limit CUs (0: the GPU's) with
 // CostParams::grid_occupancy slots each (derived.num_clusters counts workgroups, not CUs).
 // Stage 1 uses a fluid bandwidth model: each cluster streaming at a moment gets min(beta_cu, B_hbm / k).
-// Stage 2 follows AITER's reduce launch rules (reduce_launch.h). The formulas are in docs/model.md.
+// Stage 2 follows AITER's reduce launch rules (reduce_launch.h); a merged two-scope run adds the LSE merge of each
+// token's streams after it, in the reduce's place on the timeline. The formulas are in docs/model.md.
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ struct ReduceBox {
   int block = 0;         // first reduce workgroup, in launch order
   int cu = 0;            // CU of that workgroup (dispatch goes round-robin over the CUs)
   bool massive = false;  // AITER's n >= 4 path (LSE pass through LDS); 2..3 partials merge "simple"
+  // The LSE merge of a merged two-scope run (after the reduce): `tile` is the merge's tile (a query token with
+  // several streams), `partials` its streams, `request` its first stream.
+  bool scope_merge = false;
 };
 
 struct Timeline {

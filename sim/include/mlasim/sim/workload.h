@@ -60,6 +60,9 @@ struct Workload {
   // shorter); 0 = dense. topk_lens: per request (<= topk, FlashMLA's topk_length); empty = topk each.
   int topk = 0;
   std::vector<int> topk_lens;
+  // DeepSeek-V4's two scopes (a sliding window plus compressed rows) instead of a top-k; off by default. JSON:
+  // "dsv4": {"window", "compress_ratio", "extra_topk", "run"} or a layer kind ("csa", "hca", "swa").
+  TwoScopes scopes;
 
   int granularity() const;
   // The decode batch, validated. Throws InputError naming the field (qo_lens when its count does not match).
