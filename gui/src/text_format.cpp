@@ -93,6 +93,16 @@ QString box_tooltip(const TimelineScene& scene, const TimelineLayout::Hit& hit) 
   const sim::Timeline& tl = lane.timeline();
   if (hit.reduce) {
     const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(hit.index)];
+    if (r.scope_merge)
+      return QStringLiteral(
+                 "%1 · scope merge of query token %2 (head %3)\n%4 scope streams joined by LSE, the sink "
+                 "folded, on CU %5\n%6 → %7 (%8)")
+          .arg(lane.name)
+          .arg(r.tile)
+          .arg(r.head)
+          .arg(r.partials)
+          .arg(r.cu)
+          .arg(format_us(r.begin_us), format_us(r.end_us), format_us(r.end_us - r.begin_us));
     return QStringLiteral(
                "%1 · reduce tile %2 of request %3 (head %4)\n%5 partials merged (%6) on CU %7, block %8\n"
                "%9 → %10 (%11)")

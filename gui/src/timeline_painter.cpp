@@ -402,8 +402,9 @@ void TimelinePainter::paint(QPainter& p, const TimelineScene& scene, const Timel
       for (int i : lane.reduce_lines[static_cast<size_t>(line)]) {
         const sim::ReduceBox& r = tl.reduce[static_cast<size_t>(i)];
         if (r.end_us <= viewport.t0_us || r.begin_us > viewport.t1_us) continue;
-        const size_t key =
-            lane.kind == LaneKind::measured ? batcher.reduce_key() : batcher.request_key(r.request, false);
+        // The scope merge of a two-scope run is grey like a measured reduce: it belongs to a token, not a stream.
+        const size_t key = lane.kind == LaneKind::measured || r.scope_merge ? batcher.reduce_key()
+                                                                            : batcher.request_key(r.request, false);
         batcher.add(clamp_x(r.begin_us), clamp_x(r.end_us), key, false);
       }
     }

@@ -8,11 +8,14 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStackedWidget>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/text_lists.h"
+#include "mlasim/model/two_scopes.h"
 #include "mlasim/sim/evaluation.h"
 
 namespace mlasim::gui {
@@ -136,6 +139,27 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
   form->addRow(tr("page size"), page_size_);
   form->addRow(tr("clusters"), clusters_);
   form->addRow(tr("top-k"), topk_);
+  dsv4_ = combo("dsv4", {tr("off"), QStringLiteral("csa"), QStringLiteral("hca"), QStringLiteral("swa")});
+  dsv4_->setToolTip(
+      tr("DeepSeek-V4's two scopes per query token: a sliding window plus compressed rows (csa: "
+         "1/4, the indexer's top 1024; hca: 1/128, all; swa: the window alone); page size 1"));
+  window_ = spin("window", 1, TwoScopes::kMaxWindow);
+  window_->setToolTip(tr("two scopes: rows of the sliding window"));
+  compress_ratio_ = spin("compress_ratio", 0, TwoScopes::kMaxCompressRatio);
+  compress_ratio_->setSpecialValueText(tr("none"));
+  compress_ratio_->setToolTip(tr("two scopes: tokens per compressed row (none = a sliding-window-only layer)"));
+  extra_topk_ = spin("extra_topk", 0, DecodeBatch::kMaxTopk, 128);
+  extra_topk_->setSpecialValueText(tr("all"));
+  extra_topk_->setToolTip(tr("two scopes: compressed rows the indexer selects (all = every committed one)"));
+  scope_run_ = combo("scope_run", {QStringLiteral("one-pass"), QStringLiteral("merged")});
+  scope_run_->setToolTip(
+      tr("one-pass: both scopes in one index list per token; merged: a stream per scope, each "
+         "split on its own, then an LSE merge of each token's streams (grey on the timeline)"));
+  form->addRow(tr("DSv4 scopes"), dsv4_);
+  form->addRow(tr("window"), window_);
+  form->addRow(tr("compress ratio"), compress_ratio_);
+  form->addRow(tr("extra top-k"), extra_topk_);
+  form->addRow(tr("scope run"), scope_run_);
 
   set_workload(sim::Workload{});
 
@@ -144,13 +168,30 @@ WorkloadPanel::WorkloadPanel(QWidget* parent) : QGroupBox(tr("Workload"), parent
     update_cluster_range();
     emit_changed();
   });
-  for (QComboBox* c : {batch_kind_, distribution_, q_dtype_, kv_dtype_, page_size_})
+  connect(dsv4_, &QComboBox::currentIndexChanged, this, &WorkloadPanel::apply_dsv4_preset);
+  for (QComboBox* c : {batch_kind_, distribution_, q_dtype_, kv_dtype_, page_size_, scope_run_})
     connect(c, &QComboBox::currentIndexChanged, this, &WorkloadPanel::emit_changed);
   for (QSpinBox* s : {count_, context_, random_count_, min_context_, max_context_, median_context_, seed_, qlen_,
-                      heads_, clusters_, topk_})
+                      heads_, clusters_, topk_, window_, compress_ratio_, extra_topk_})
     connect(s, &QSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(sigma_, &QDoubleSpinBox::valueChanged, this, &WorkloadPanel::emit_changed);
   connect(kv_lens_, &QLineEdit::textChanged, this, &WorkloadPanel::emit_changed);
+}
+
+// Picking a layer kind fills its preset (the fields stay editable); off leaves them as they are, unused.
+void WorkloadPanel::apply_dsv4_preset(int index) {
+  const bool on = index > 0;
+  for (QWidget* w : std::initializer_list<QWidget*>{window_, compress_ratio_, extra_topk_, scope_run_})
+    w->setEnabled(on);
+  if (on && !loading_) {
+    const TwoScopes preset = TwoScopes::preset(dsv4_->currentText().toStdString());
+    const bool was_loading = std::exchange(loading_, true);
+    window_->setValue(preset.window);
+    compress_ratio_->setValue(preset.compress_ratio);
+    extra_topk_->setValue(preset.extra_topk);
+    loading_ = was_loading;
+  }
+  emit_changed();
 }
 
 void WorkloadPanel::show_batch_page(int index) {
@@ -216,6 +257,10 @@ sim::Workload WorkloadPanel::workload() const {
   w.topk = topk_->value();
   // Per-request top-k lengths (scenario files) hold only while the batch and the top-k they were given with stay.
   if (w.topk != shown_.topk || w.batch.size() != shown_.batch.size()) w.topk_lens.clear();
+  w.scopes = {};
+  if (dsv4_->currentIndex() > 0)
+    w.scopes = {window_->value(), compress_ratio_->value(), extra_topk_->value(),
+                parse_scope_run(scope_run_->currentText().toStdString(), "scope_run")};
   return w;
 }
 
@@ -247,6 +292,21 @@ void WorkloadPanel::set_workload(const sim::Workload& w) {
   page_size_->setCurrentText(QString::number(w.page_size));
   clusters_->setValue(w.clusters);
   topk_->setValue(w.topk);
+  // A workload's scopes show as the layer kind whose preset they are, else as csa's row with their own values.
+  int kind = 0;
+  for (int i = 1; i < dsv4_->count() && w.scopes.on() && kind == 0; ++i) {
+    TwoScopes preset = TwoScopes::preset(dsv4_->itemText(i).toStdString());
+    preset.run = w.scopes.run;
+    if (preset == w.scopes) kind = i;
+  }
+  dsv4_->setCurrentIndex(w.scopes.on() && kind == 0 ? 1 : kind);
+  apply_dsv4_preset(dsv4_->currentIndex());
+  if (w.scopes.on()) {
+    window_->setValue(w.scopes.window);
+    compress_ratio_->setValue(w.scopes.compress_ratio);
+    extra_topk_->setValue(w.scopes.extra_topk);
+    scope_run_->setCurrentIndex(w.scopes.run == TwoScopes::Run::merged ? 1 : 0);
+  }
   loading_ = false;
 }
 

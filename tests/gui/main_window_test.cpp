@@ -11,6 +11,7 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QTest>
+#include <algorithm>
 
 #include "gui_test_support.h"
 #include "mlasim/gui/main_window.h"
@@ -139,6 +140,34 @@ class MainWindowTest : public QObject {
     QCOMPARE(window_->scenario().workload.topk, 2048);
     w->topk_box()->setValue(0);
     QCOMPARE(shown("kernel_us", MetricsModel::kA), dense_kernel);
+  }
+
+  // DeepSeek-V4's scopes: a layer kind fills its preset and both sides plan it; a merged run adds the scope merge to
+  // the reduce lane; off restores the dense picture; a scenario's scopes show as they are.
+  void dsv4_scopes_plan_both_sides() {
+    WorkloadPanel* w = window_->workload_panel();
+    const double dense_kernel = shown("kernel_us", MetricsModel::kA);
+    w->dsv4_box()->setCurrentText(QStringLiteral("csa"));
+    QVERIFY2(window_->error_label()->isHidden(), qPrintable(window_->error_label()->text()));
+    sim::Scenario s;
+    s.workload.scopes = TwoScopes::preset("csa");
+    QCOMPARE(window_->scenario().workload.scopes, s.workload.scopes);
+    auto want = expected(s);
+    QCOMPARE(shown("kernel_us", MetricsModel::kA), want.a.prediction->metrics.kernel_us);
+    QCOMPARE(shown("kv_bytes", MetricsModel::kA), 4.0 * (128 + 1024) * 576);
+    w->scope_run_box()->setCurrentText(QStringLiteral("merged"));
+    s.workload.scopes.run = TwoScopes::Run::merged;
+    want = expected(s);
+    QCOMPARE(shown("kernel_us", MetricsModel::kB), want.b.prediction->metrics.kernel_us);
+    QVERIFY(std::any_of(want.a.prediction->timeline.reduce.begin(), want.a.prediction->timeline.reduce.end(),
+                        [](const sim::ReduceBox& r) { return r.scope_merge; }));
+    w->dsv4_box()->setCurrentText(QStringLiteral("off"));
+    QCOMPARE(shown("kernel_us", MetricsModel::kA), dense_kernel);
+    QVERIFY(!window_->scenario().workload.scopes.on());
+    sim::Workload custom;
+    custom.scopes = {256, 8, 0, TwoScopes::Run::merged};
+    w->set_workload(custom);
+    QCOMPARE(w->workload().scopes, custom.scopes);
   }
 
   // Every registered policy gets a form with an editor per knob, and choosing it either plans or says why not.

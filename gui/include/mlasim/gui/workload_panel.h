@@ -34,6 +34,8 @@ class WorkloadPanel : public QGroupBox {
   QSpinBox* qlen_box() const { return qlen_; }
   QSpinBox* clusters_box() const { return clusters_; }
   QSpinBox* topk_box() const { return topk_; }
+  QComboBox* dsv4_box() const { return dsv4_; }
+  QComboBox* scope_run_box() const { return scope_run_; }
 
  signals:
   void workloadChanged();
@@ -42,6 +44,7 @@ class WorkloadPanel : public QGroupBox {
   void emit_changed();
   void update_cluster_range();
   void show_batch_page(int index);
+  void apply_dsv4_preset(int index);
 
   QComboBox* gpu_;
   QComboBox* batch_kind_;
@@ -63,6 +66,11 @@ class WorkloadPanel : public QGroupBox {
   QComboBox* page_size_;
   QSpinBox* clusters_;
   QSpinBox* topk_;
+  QComboBox* dsv4_;  // off, then DeepSeek-V4's layer kinds (their presets fill the three fields below)
+  QSpinBox* window_;
+  QSpinBox* compress_ratio_;
+  QSpinBox* extra_topk_;
+  QComboBox* scope_run_;
   sim::Workload shown_;  // the workload last set: the source of the fields the panel does not show
   bool loading_ = false;
 };
