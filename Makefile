@@ -124,7 +124,7 @@ HIP_ARCHS := --offload-arch=gfx90a --offload-arch=gfx940
 kernels-check: deps
 	cmake -S . -B $(KCHECK_BUILD) $(GENERATOR) -DMLASIM_KERNELS=CUDA -DCMAKE_CUDA_COMPILER=$(NVCC) \
 	  -DMLASIM_BUILD_GUI=OFF -DMLASIM_BUILD_BENCH=OFF $(CMAKE_FLAGS)
-	cmake --build $(KCHECK_BUILD) -j $(JOBS) --target mlasim_kernels mlasim_kernels_tests mlasim_kernel_bench
+	cmake --build $(KCHECK_BUILD) -j $(JOBS) --target mlasim_kernels mlasim_kernels_tests mlasim_kernel_bench mlasim_attention
 	cd $(KCHECK_BUILD) && ctest --output-on-failure -L gpu
 	mkdir -p $(KCHECK_BUILD)/hip
 	ls kernels/src/*.cu | xargs -P $(JOBS) -I{} sh -c 'hipcc -x hip $(HIP_ARCHS) -std=c++20 -O2 \

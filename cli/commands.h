@@ -13,6 +13,7 @@ void add_calibrate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_policies_command(CLI::App& app);
 void add_buffers_command(CLI::App& app);
+void add_step_command(CLI::App& app);
 // `command_line` is recorded in the measurement rows.
 void add_validate_command(CLI::App& app, const std::string& command_line);
 

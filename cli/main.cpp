@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   mlasim::cli::add_report_command(app);
   mlasim::cli::add_policies_command(app);
   mlasim::cli::add_buffers_command(app);
+  mlasim::cli::add_step_command(app);
   std::string command_line = "mlasim";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   mlasim::cli::add_validate_command(app, command_line);

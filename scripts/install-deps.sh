@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang-format git
   qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev libqt6opengl6-dev libxkbcommon-dev
-  libboost-graph-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtbb-dev
+  libboost-graph-dev libeigen3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtbb-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   hipcc libamdhip64-dev
   clang-15 libclang-common-15-dev

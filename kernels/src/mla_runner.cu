@@ -200,24 +200,24 @@ struct MlaRunner::Impl {
                : DecodeKernel::portable;
   }
 
-  void stage1() {
+  void stage1(hipStream_t stream = nullptr) {
     const bool persistent = plan.kernel == sim::KernelKind::persistent;
     const bool fp8 = problem.batch.kv_dtype == DType::fp8;
     if (kernel == DecodeKernel::wgmma) {
       const int count = persistent ? plan.num_clusters() : plan.num_works();
       if (fp8)
-        launch_mla_decode_wgmma_fp8(dp, fp8_maps, persistent, count, nullptr);
+        launch_mla_decode_wgmma_fp8(dp, fp8_maps, persistent, count, stream);
       else
-        launch_mla_decode_wgmma(dp, persistent, pair, count, nullptr);
+        launch_mla_decode_wgmma(dp, persistent, pair, count, stream);
       return;
     }
     if (plan.kernel == sim::KernelKind::persistent)
-      launch_mla_decode_persistent(dp, fp8, groups, plan.num_clusters(), nullptr);
+      launch_mla_decode_persistent(dp, fp8, groups, plan.num_clusters(), stream);
     else
-      launch_mla_decode_splitkv(dp, fp8, groups, plan.num_works(), nullptr);
+      launch_mla_decode_splitkv(dp, fp8, groups, plan.num_works(), stream);
   }
-  void reduce() {
-    if (rp.num_partials > 0) launch_mla_reduce(rp, reduce_shape.blocks, max_partials_per_tile, nullptr);
+  void reduce(hipStream_t stream = nullptr) {
+    if (rp.num_partials > 0) launch_mla_reduce(rp, reduce_shape.blocks, max_partials_per_tile, stream);
   }
 
   // Workgroups per work in the stamp buffer: the bf16 wgmma kernel's SM pairs record one stamp each.
@@ -246,6 +246,13 @@ void MlaRunner::run() {
   impl_->stage1();
   impl_->reduce();
   MLASIM_GPU_CHECK(hipDeviceSynchronize());
+}
+
+void MlaRunner::launch(void* stream) {
+  const auto s = static_cast<hipStream_t>(stream);
+  impl_->stage1(s);
+  impl_->reduce(s);
+  MLASIM_GPU_CHECK(hipGetLastError());
 }
 
 void MlaRunner::poison_output() {

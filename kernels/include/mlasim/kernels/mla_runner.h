@@ -64,7 +64,10 @@ class MlaRunner {
   MlaRunner(const MlaRunner&) = delete;
   MlaRunner& operator=(const MlaRunner&) = delete;
 
-  void run();                            // stage 1 + reduce, then synchronize
+  void run();  // stage 1 + reduce, then synchronize
+  // Stage 1 + reduce queued on `stream` (a cudaStream_t / hipStream_t; nullptr: the default stream), without
+  // waiting: for a caller that runs them inside a larger step (the decode-step validation, docs/step.md).
+  void launch(void* stream);
   void poison_output();                  // fills the output with NaNs, so unwritten rows show
   std::vector<uint16_t> output() const;  // bf16 bits [q_rows, heads, 512]
   StageTimes time(const TimingOptions& options);

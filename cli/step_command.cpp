@@ -1,0 +1,169 @@
+// mlasim step: a measured kernel trace cut into decode steps, the time per kernel class, and what edits (another
+// split policy, fused or removed kernels, graph-replay gaps) would make of the step, its ITL and tokens/s.
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/evaluation.h"
+#include "mlasim/sim/plan_text.h"
+#include "mlasim/validate/kernel_trace.h"
+#include "mlasim/validate/step_analysis.h"
+#include "mlasim/validate/step_what_if.h"
+#include "output.h"
+#include "workload_options.h"
+
+namespace mlasim::cli {
+namespace {
+
+using validate::StepSummary;
+
+struct StepCommandOptions {
+  WorkloadOptions workload;
+  std::string trace;
+  std::string rules = "mlasim-torch";
+  std::vector<std::string> edits;
+  std::string policy = "aiter-v1";
+  int skip = 0;
+  double step_gap_us = 0;
+  bool no_markers = false;
+  bool steps = false;
+  std::string format = "text";
+};
+
+double tokens_per_s(double tokens, double step_us) { return step_us > 0 ? tokens / (step_us * 1e-6) : 0.0; }
+
+nlohmann::json summary_json(const StepSummary& s, double tokens) {
+  nlohmann::json classes = nlohmann::json::object();
+  for (const auto& [c, us] : s.class_us) classes[c] = us;
+  return {{"step_us", s.time_us},      {"gaps_us", s.gaps_us},
+          {"kernels", s.kernels},      {"layers", s.layers},
+          {"class_us", classes},       {"attention_share", s.attention_share()},
+          {"itl_ms", s.time_us / 1e3}, {"tokens_per_s", tokens_per_s(tokens, s.time_us)}};
+}
+
+std::string change(double before, double after) {
+  if (before <= 0) return "";
+  return fmt::format("{:+.1f} %", (after / before - 1) * 100);
+}
+
+std::string text_report(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
+                        bool per_step) {
+  std::string out = fmt::format(
+      "trace   {} ({}, {} steps by {}, {} skipped; {} kernels{})\n", a.trace, a.format, a.total_steps, a.split,
+      a.total_steps - static_cast<int>(a.steps.size()), a.kernels,
+      a.unmarked_kernels > 0 ? fmt::format(", {} outside every step marker", a.unmarked_kernels) : std::string());
+  out += fmt::format("rules   {}\n", a.rules);
+  out += fmt::format("step    {}\n\n", sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters));
+  const StepSummary& b = w.before_summary;
+  const StepSummary& f = w.after_summary;
+  const bool edited = !w.notes.empty();
+  out += fmt::format("{:<18} {:>12}{}\n", "per step (mean)", "measured",
+                     edited ? fmt::format(" {:>12} {:>10}", "edited", "change") : std::string());
+  const auto line = [&](const std::string& name, double x, double y, const char* unit) {
+    out += fmt::format(
+        "{:<18} {:>12}{}\n", name, fmt::format("{:.2f}{}", x, unit),
+        edited ? fmt::format(" {:>12} {:>10}", fmt::format("{:.2f}{}", y, unit), change(x, y)) : std::string());
+  };
+  line("step_us", b.time_us, f.time_us, "");
+  for (const std::string& c : validate::step_classes()) line("  " + c, b.class_us.at(c), f.class_us.at(c), "");
+  line("  gaps", b.gaps_us, f.gaps_us, "");
+  line("kernels", b.kernels, f.kernels, "");
+  line("layers", b.layers, f.layers, "");
+  line("attention share", b.attention_share() * 100, f.attention_share() * 100, " %");
+  line("ITL (ms)", b.time_us / 1e3, f.time_us / 1e3, "");
+  line("tokens/s", tokens_per_s(w.tokens_per_step, b.time_us), tokens_per_s(w.tokens_per_step, f.time_us), "");
+  if (edited) {
+    out +=
+        fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\nedits\n", w.speedup(), (w.speedup() - 1) * 100);
+    for (const std::string& n : w.notes) out += "  " + n + "\n";
+  }
+  if (per_step) {
+    out += "\nstep  measured_us  edited_us  kernels  layers\n";
+    for (size_t i = 0; i < w.before.size(); ++i)
+      out += fmt::format("{:>4}  {:>11.2f}  {:>9.2f}  {:>7}  {:>6}\n", w.before[i].index, w.before[i].time_us(),
+                         w.after[i].time_us(), w.before[i].kernels.size(), w.before[i].layers());
+  }
+  return out;
+}
+
+void run_step(const StepCommandOptions& o) {
+  check_format(o.format, {"text", "json", "csv"});
+  std::vector<validate::StepEdit> edits;
+  for (const std::string& e : o.edits) edits.push_back(validate::parse_step_edit(e));
+  const auto scenario = o.workload.scenario();
+  const sim::WorkloadContext ctx = sim::resolve(o.workload.workload(scenario));
+  sim::make_policy(o.policy);  // a bad --policy is reported before the trace is read
+  const validate::StepRules rules = validate::load_step_rules(o.rules);
+  const validate::KernelTrace trace = validate::read_kernel_trace(o.trace);
+  const validate::StepAnalysis a = validate::analyse_steps(trace, rules, {o.skip, o.step_gap_us, !o.no_markers});
+  const validate::StepWhatIf w = validate::apply_step_edits(a, edits, {&ctx, o.policy});
+  if (o.format == "text") {
+    write_stdout(text_report(a, w, ctx, o.steps));
+  } else if (o.format == "json") {
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t i = 0; i < w.before.size(); ++i)
+      steps.push_back({{"index", w.before[i].index},
+                       {"measured_us", w.before[i].time_us()},
+                       {"edited_us", w.after[i].time_us()},
+                       {"kernels", w.before[i].kernels.size()},
+                       {"layers", w.before[i].layers()}});
+    const nlohmann::json j = {{"trace", a.trace},
+                              {"format", a.format},
+                              {"rules", a.rules},
+                              {"split", a.split},
+                              {"total_steps", a.total_steps},
+                              {"kernels", a.kernels},
+                              {"unmarked_kernels", a.unmarked_kernels},
+                              {"tokens_per_step", w.tokens_per_step},
+                              {"policy", o.policy},
+                              {"edits", o.edits},
+                              {"notes", w.notes},
+                              {"measured", summary_json(w.before_summary, w.tokens_per_step)},
+                              {"edited", summary_json(w.after_summary, w.tokens_per_step)},
+                              {"speedup", w.speedup()},
+                              {"steps", steps}};
+    write_stdout(j.dump(2) + "\n");
+  } else {
+    std::string csv = "metric,measured,edited\n";
+    const auto row = [&](const std::string& name, double x, double y) { csv += fmt::format("{},{},{}\n", name, x, y); };
+    row("step_us", w.before_summary.time_us, w.after_summary.time_us);
+    for (const std::string& c : validate::step_classes())
+      row(c + "_us", w.before_summary.class_us.at(c), w.after_summary.class_us.at(c));
+    row("gaps_us", w.before_summary.gaps_us, w.after_summary.gaps_us);
+    row("kernels", w.before_summary.kernels, w.after_summary.kernels);
+    row("tokens_per_s", tokens_per_s(w.tokens_per_step, w.before_summary.time_us),
+        tokens_per_s(w.tokens_per_step, w.after_summary.time_us));
+    write_stdout(csv);
+  }
+}
+
+}  // namespace
+
+void add_step_command(CLI::App& app) {
+  auto o = std::make_shared<StepCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "step", "decode steps of a measured kernel trace: time per kernel class, and the uplift of edits");
+  cmd->add_option("--trace", o->trace,
+                  "torch.profiler / Perfetto Chrome-trace JSON or rocprofv3 kernel-trace CSV (.gz ok)")
+      ->required();
+  cmd->add_option("--rules", o->rules, "kernel name rules: a data/step name or a .json path")->capture_default_str();
+  cmd->add_option("--edit", o->edits,
+                  "policy=SPEC | fuse=SEL[+SEL...][:us=T|:bytes=B] | remove=SEL[+SEL...] | gaps=T "
+                  "(SEL: a step class or re:REGEX); repeat, applied in order");
+  cmd->add_option("--policy", o->policy, "the split policy that planned the traced MLA kernels")->capture_default_str();
+  cmd->add_option("--skip", o->skip, "steps left out at the start (warm-up)")->capture_default_str();
+  cmd->add_option("--step-gap-us", o->step_gap_us,
+                  "a trace without step markers: a device gap longer than this ends a step (0: automatic)");
+  cmd->add_flag("--no-markers", o->no_markers, "ignore the trace's step markers and cut at gaps");
+  cmd->add_flag("--steps", o->steps, "text: every step's measured and edited time");
+  cmd->add_option("--format", o->format, "text, json or csv")->capture_default_str();
+  o->workload.add_to(*cmd);
+  cmd->callback([o] { run_step(*o); });
+}
+
+}  // namespace mlasim::cli

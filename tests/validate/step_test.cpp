@@ -1,0 +1,280 @@
+// Decode-step what-if: traces read (Chrome trace with step markers, rocprofv3 CSV, gzip), steps cut by markers and
+// by gaps, kernels classed by the rules, and each edit's arithmetic on a step whose numbers are known.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/validate/kernel_trace.h"
+#include "mlasim/validate/step_analysis.h"
+#include "mlasim/validate/step_rules.h"
+#include "mlasim/validate/step_what_if.h"
+
+namespace mlasim::validate {
+namespace {
+
+using nlohmann::json;
+
+const StepRules& rules() {
+  static const StepRules r = load_step_rules("mlasim-torch");
+  return r;
+}
+
+// One layer's kernels: name, duration; each starts `gap` after the previous one ends.
+struct K {
+  const char* name;
+  double dur;
+};
+const std::vector<K> kLayer = {{"q_absorb_bmm_kernel", 4},
+                               {"CatArrayBatchedCopy", 2},
+                               {"rope_kv_write_kernel", 3},
+                               {"Memcpy DtoD (Device -> Device)", 1},
+                               {"void mla_decode_wgmma_persistent_kernel<2>", 50},
+                               {"void mla_reduce_kernel<8>", 6},
+                               {"nvjet_tst_gemm", 30}};
+
+// A Chrome trace of `steps` steps of `layers` layers each, 1 us gaps between kernels, 500 us between steps; every
+// step inside a ProfilerStep#N marker whose host launches correlate with its kernels.
+json chrome_trace(int steps, int layers) {
+  json events = json::array();
+  double t = 1000;
+  long long correlation = 1;
+  for (int s = 0; s < steps; ++s) {
+    const double host_begin = t - 400;
+    events.push_back({{"ph", "X"},
+                      {"cat", "user_annotation"},
+                      {"name", "ProfilerStep#" + std::to_string(s + 3)},
+                      {"ts", host_begin},
+                      {"dur", 300}});
+    for (int l = 0; l < layers; ++l)
+      for (const K& k : kLayer) {
+        events.push_back({{"ph", "X"},
+                          {"cat", "cuda_runtime"},
+                          {"name", "cudaLaunchKernel"},
+                          {"ts", host_begin + 1},
+                          {"dur", 1},
+                          {"args", {{"correlation", correlation}}}});
+        events.push_back({{"ph", "X"},
+                          {"cat", k.name[0] == 'M' ? "gpu_memcpy" : "kernel"},
+                          {"name", k.name},
+                          {"ts", t},
+                          {"dur", k.dur},
+                          {"args", {{"correlation", correlation}, {"stream", 7}}}});
+        ++correlation;
+        t += k.dur + 1;
+      }
+    t += 500;
+  }
+  return {{"traceEvents", events}};
+}
+
+StepAnalysis analyse(const std::string& text, StepOptions o = {}) {
+  return analyse_steps(parse_kernel_trace(text, "t.json"), rules(), o);
+}
+
+TEST(StepTrace, ChromeTraceStepsComeFromTheMarkers) {
+  const StepAnalysis a = analyse(chrome_trace(4, 3).dump(), {1, 0, true});
+  EXPECT_EQ(a.format, "chrome-trace");
+  EXPECT_EQ(a.split, "markers");
+  EXPECT_EQ(a.total_steps, 4);
+  ASSERT_EQ(a.steps.size(), 3u);
+  EXPECT_EQ(a.unmarked_kernels, 0);
+  const DecodeStep& s = a.steps[0];
+  EXPECT_EQ(s.layers(), 3);
+  EXPECT_EQ(s.kernels.size(), 21u);
+  // 3 x 96 us of kernels and 20 gaps of 1 us.
+  EXPECT_DOUBLE_EQ(s.time_us(), 3 * 96.0 + 20);
+  EXPECT_DOUBLE_EQ(s.gaps_us(), 20);
+  const auto c = s.class_us();
+  EXPECT_DOUBLE_EQ(c.at("q_prep"), 18);
+  EXPECT_DOUBLE_EQ(c.at("mla_stage1"), 150);
+  EXPECT_DOUBLE_EQ(c.at("mla_reduce"), 18);
+  EXPECT_DOUBLE_EQ(c.at("copy"), 3);
+  EXPECT_DOUBLE_EQ(c.at("other"), 90);
+  EXPECT_NEAR(summarize(a.steps).attention_share(), 168.0 / 308, 1e-12);
+}
+
+TEST(StepTrace, WithoutMarkersTheGapsBetweenStepsCutThem) {
+  json t = chrome_trace(5, 2);
+  json kept = json::array();
+  for (const json& e : t["traceEvents"])
+    if (e["cat"] != "user_annotation") kept.push_back(e);
+  t["traceEvents"] = kept;
+  const StepAnalysis a = analyse(t.dump());
+  EXPECT_EQ(a.total_steps, 5);
+  EXPECT_EQ(a.split, "gaps > 100 us");
+  EXPECT_DOUBLE_EQ(a.steps[2].time_us(), 2 * 96.0 + 13);
+  // Markers ignored on request; one long step when the gap is set above the step gaps.
+  EXPECT_EQ(analyse(chrome_trace(5, 2).dump(), {0, 0, false}).total_steps, 5);
+  EXPECT_EQ(analyse(t.dump(), {0, 1000, true}).split, "whole trace");
+}
+
+TEST(StepTrace, AKernelWithoutACorrelatedLaunchJoinsTheStepBeforeIt) {
+  json t = chrome_trace(2, 1);
+  for (json& e : t["traceEvents"])
+    if (e["name"] == "nvjet_tst_gemm") e["args"].erase("correlation");
+  const StepAnalysis a = analyse(t.dump());
+  EXPECT_EQ(a.unmarked_kernels, 2);
+  EXPECT_EQ(a.steps[0].kernels.size(), kLayer.size());
+  EXPECT_EQ(a.steps[1].kernels.size(), kLayer.size());
+}
+
+TEST(StepTrace, RocprofCsvInNanoseconds) {
+  const std::string csv =
+      "Kernel_Name,Start_Timestamp,End_Timestamp,Queue_Id\n"
+      "mla_a8w8_qh16_qseqlen1_gqaratio16_ps,1000,51000,1\n"
+      "kn_mla_reduce_v1_ps,52000,58000,1\n"
+      "concat_and_cache_mla_kernel,59000,62000,1\n";
+  const KernelTrace t = parse_kernel_trace(csv, "r.csv");
+  EXPECT_EQ(t.format, "rocprof");
+  const StepAnalysis a = analyse_steps(t, load_step_rules("vllm-rocm-aiter"), {});
+  ASSERT_EQ(a.steps.size(), 1u);
+  const auto c = a.steps[0].class_us();
+  EXPECT_DOUBLE_EQ(c.at("mla_stage1"), 50);
+  EXPECT_DOUBLE_EQ(c.at("mla_reduce"), 6);
+  EXPECT_DOUBLE_EQ(c.at("rope_kv_write"), 3);
+  EXPECT_DOUBLE_EQ(a.steps[0].time_us(), 61);
+}
+
+TEST(StepTrace, OverlappingKernelsCountTheirExposedTimeOnce) {
+  const std::string csv =
+      "Kernel_Name,Start_Timestamp,End_Timestamp\n"
+      "a,0,10000\nb,5000,12000\nc,2000,8000\nd,20000,21000\n";
+  const StepAnalysis a = analyse_steps(parse_kernel_trace(csv, "o.csv"), rules(), {0, 1000, true});
+  EXPECT_DOUBLE_EQ(a.steps[0].time_us(), 21);
+  EXPECT_DOUBLE_EQ(a.steps[0].gaps_us(), 8);
+}
+
+TEST(StepTrace, GzipTracesReadAsTheirText) {
+  const std::string text = chrome_trace(2, 1).dump();
+  const std::string path = ::testing::TempDir() + "/trace.json.gz";
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  EXPECT_EQ(read_kernel_trace(path).kernels.size(), 2 * kLayer.size());
+  std::ofstream(path, std::ios::binary) << std::string("\x1f\x8b\x08\x00garbage", 11);
+  EXPECT_THROW(read_kernel_trace(path), InputError);
+}
+
+TEST(StepTrace, MalformedTracesNameWhatIsWrong) {
+  const auto field_of = [](const std::string& text) {
+    try {
+      parse_kernel_trace(text, "bad");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(field_of("").find("is empty"), std::string::npos);
+  EXPECT_NE(field_of("{\"traceEvents\": 3}").find("traceEvents"), std::string::npos);
+  EXPECT_NE(field_of(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2}]})").find("dur"),
+            std::string::npos);
+  EXPECT_NE(field_of(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})")
+                .find("no GPU kernel"),
+            std::string::npos);
+  EXPECT_NE(field_of("Kernel_Name,Start_Timestamp\nk,1\n").find("End_Timestamp"), std::string::npos);
+  EXPECT_NE(field_of("Kernel_Name,Start_Timestamp,End_Timestamp\nk,9,3\n").find("before Start_Timestamp"),
+            std::string::npos);
+  EXPECT_NE(field_of("Kernel_Name,Start_Timestamp,End_Timestamp\nk,x,3\n").find("Start_Timestamp"), std::string::npos);
+}
+
+TEST(StepRules, RuleFilesReadAndBadOnesAreNamed) {
+  for (const std::string& name : step_rule_names()) EXPECT_NO_THROW(load_step_rules(name)) << name;
+  EXPECT_GE(step_rule_names().size(), 4u);
+  EXPECT_EQ(rules().classify("void mla_decode_wgmma_persistent_kernel<2>(DecodeParams)"), "mla_stage1");
+  EXPECT_EQ(rules().classify("sm90_xmma_gemm"), "other");
+  const auto message = [](const std::string& text) {
+    try {
+      step_rules_from_json(text, "r.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(R"({"name": "x", "rules": [{"class": "attention", "match": "a"}]})").find("rules[0].class"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"name": "x", "rules": [{"class": "copy", "match": "("}]})").find("rules[0].match"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"name": "x", "rules": [], "extra": 1})").find("extra"), std::string::npos);
+  EXPECT_THROW(load_step_rules("nosuch"), InputError);
+}
+
+// The edits on a step of known numbers (chrome_trace: 96 us of kernels per layer, 1 us gaps).
+class StepEdits : public ::testing::Test {
+ protected:
+  StepAnalysis a = analyse(chrome_trace(3, 2).dump());
+  StepWhatIf apply(const std::vector<std::string>& edits, const sim::WorkloadContext* ctx = nullptr,
+                   const std::string& ran = "aiter-v1") {
+    std::vector<StepEdit> parsed;
+    for (const auto& e : edits) parsed.push_back(parse_step_edit(e));
+    return apply_step_edits(a, parsed, {ctx, ran});
+  }
+};
+
+TEST_F(StepEdits, RemoveTakesTheKernelsAndTheirLaunchGaps) {
+  const StepWhatIf w = apply({"remove=copy"});
+  EXPECT_DOUBLE_EQ(w.before_summary.time_us, 2 * 96.0 + 13);
+  EXPECT_DOUBLE_EQ(w.after_summary.time_us, 2 * 95.0 + 11);
+  EXPECT_DOUBLE_EQ(w.after_summary.class_us.at("copy"), 0);
+  EXPECT_EQ(w.notes.size(), 1u);
+  // A regex selector.
+  EXPECT_DOUBLE_EQ(apply({"remove=re:^Memcpy"}).after_summary.time_us, 2 * 95.0 + 11);
+}
+
+TEST_F(StepEdits, FuseMakesEachRunOneKernel) {
+  // q_absorb (4) and cat (2) run back to back: one kernel of 1.5 us, one gap fewer per layer.
+  const StepWhatIf w = apply({"fuse=q_prep:us=1.5"});
+  EXPECT_DOUBLE_EQ(w.after_summary.class_us.at("q_prep"), 3.0);
+  EXPECT_DOUBLE_EQ(w.after_summary.time_us, 2 * (96.0 - 6 + 1.5) + 11);
+  EXPECT_DOUBLE_EQ(w.after_summary.kernels, 12);
+}
+
+TEST_F(StepEdits, GapsBecomeTheGivenTime) {
+  EXPECT_DOUBLE_EQ(apply({"gaps=0"}).after_summary.time_us, 2 * 96.0);
+  EXPECT_DOUBLE_EQ(apply({"gaps=3"}).after_summary.time_us, 2 * 96.0 + 13 * 3);
+}
+
+TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
+  sim::Workload w;
+  w.gpu = "h100";
+  w.batch = sim::BatchSpec::uniform(16, 8192);
+  w.heads = 128;
+  w.q_dtype = w.kv_dtype = DType::bf16;
+  w.page_size = 64;
+  const sim::WorkloadContext ctx = sim::resolve(w);
+  const sim::Metrics ran = sim::evaluate("aiter-v1:max_split_per_batch=2", ctx).prediction->metrics;
+  const sim::Metrics next = sim::evaluate("aiter-v1", ctx).prediction->metrics;
+  const double r = next.kernel_us / ran.kernel_us;
+  const StepWhatIf s = apply({"policy=aiter-v1"}, &ctx, "aiter-v1:max_split_per_batch=2");
+  EXPECT_NEAR(s.after_summary.class_us.at("mla_stage1") + s.after_summary.class_us.at("mla_reduce"), 2 * 56.0 * r,
+              1e-9);
+  EXPECT_NEAR(s.after_summary.time_us, 2 * (96.0 - 56 + 56 * r) + 13, 1e-9);
+  EXPECT_DOUBLE_EQ(s.tokens_per_step, 16);
+  // A plan without partials has no reduce: its kernel and launch gap go.
+  const sim::Metrics unsplit = sim::evaluate("fixed:splits=1", ctx).prediction->metrics;
+  ASSERT_EQ(unsplit.num_partials, 0);
+  const StepWhatIf u = apply({"policy=fixed:splits=1"}, &ctx, "aiter-v1:max_split_per_batch=2");
+  EXPECT_DOUBLE_EQ(u.after_summary.class_us.at("mla_reduce"), 0);
+  EXPECT_NEAR(u.after_summary.time_us, 2 * (96.0 - 56 + 56 * unsplit.kernel_us / ran.kernel_us) + 11, 1e-9);
+}
+
+TEST(StepEditParsing, BadEditsAreNamed) {
+  for (const std::string bad : {"fuse=q_prep", "fuse=q_prep:us=0", "fuse=q_prep:us=1:bytes=2", "remove=attention",
+                                "remove=", "gaps=-1", "policy=", "bogus=1", "fuse", "remove=re:("}) {
+    try {
+      parse_step_edit(bad);
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "edit") << bad;
+    }
+  }
+  const StepEdit e = parse_step_edit("fuse=q_prep+copy:bytes=1e6");
+  EXPECT_EQ(e.selectors, (std::vector<std::string>{"q_prep", "copy"}));
+  EXPECT_DOUBLE_EQ(*e.bytes, 1e6);
+}
+
+}  // namespace
+}  // namespace mlasim::validate

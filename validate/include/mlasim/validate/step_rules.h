@@ -1,0 +1,49 @@
+#pragma once
+// Name rules that sort a trace's kernels into the classes of an MLA decode step (docs/step.md): data, one file per
+// serving stack (data/step/*.json), so a new stack or a renamed kernel is a new rule, not new code.
+//
+//   {"name": "vllm-rocm-aiter", "description": "...", "sources": ["..."],
+//    "rules": [{"class": "mla_stage1", "match": "^mla_a8w8.*"}, ...]}
+//
+// The first rule whose ECMAScript regex is found in the kernel's name decides its class; a kernel no rule matches
+// is "other" (the rest of the layer: GEMMs, norms, MoE, sampling).
+#include <regex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace mlasim::validate {
+
+// The classes, in report order; "other" is last.
+const std::vector<std::string>& step_classes();
+// Throws InputError(field, ...) unless `name` is a class of step_classes().
+void check_step_class(const std::string& name, const std::string& field);
+
+struct StepRule {
+  std::string kernel_class;
+  std::string match;  // the regex as written
+  std::regex pattern;
+};
+
+class StepRules {
+ public:
+  std::string name;
+  std::string description;
+  std::vector<StepRule> rules;
+
+  // The class of a kernel name; the same name is matched once (a trace repeats few names many times).
+  const std::string& classify(const std::string& kernel_name) const;
+
+ private:
+  mutable std::unordered_map<std::string, std::string> cache_;
+};
+
+// Parses rules JSON; errors name the field by its path ("rules[3].match: ...").
+StepRules step_rules_from_json(const std::string& text, const std::string& origin);
+// `name_or_path`: a file of data/step (its name without .json) or a path to a rules JSON.
+StepRules load_step_rules(const std::string& name_or_path);
+// The rule sets in data/step, by name.
+std::vector<std::string> step_rule_names();
+
+}  // namespace mlasim::validate

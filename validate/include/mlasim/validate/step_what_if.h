@@ -1,0 +1,56 @@
+#pragma once
+// Decode-step what-if (docs/step.md): edits applied to the measured steps of a trace. Every kernel an edit does not
+// touch keeps its measured time and gap; mlasim predicts only what changes.
+//
+//   policy=SPEC               the MLA stage 1 + reduce of each layer under another split policy: the measured time
+//                             scaled by the model's predicted kernel_us under SPEC over that under the policy that
+//                             ran (--policy); a reduce that the new plan no longer needs goes, with its launch gap
+//   fuse=SEL[+SEL...][:us=T|:bytes=B]
+//                             each run of consecutive kernels that SEL matches becomes one kernel of T us, or of
+//                             B bytes at the GPU profile's HBM bandwidth; the gaps inside a run go
+//   remove=SEL[+SEL...]       those kernels go, with the launch gap before each
+//   gaps=T                    every gap between kernels of a step becomes T us (graph replay instead of eager
+//                             launches, or the reverse)
+//
+// SEL is a step class (step_rules.h) or re:REGEX on kernel names (a regex selector stands alone).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mlasim/sim/evaluation.h"
+#include "mlasim/validate/step_analysis.h"
+
+namespace mlasim::validate {
+
+struct StepEdit {
+  enum class Kind { policy, fuse, remove, gaps };
+  Kind kind = Kind::remove;
+  std::string text;                    // as given
+  std::string policy;                  // policy: the spec to run instead
+  std::vector<std::string> selectors;  // fuse, remove: class names, or one "re:REGEX"
+  std::optional<double> us;            // fuse: the fused kernel's time; gaps: the gap
+  std::optional<double> bytes;         // fuse: the bytes the fused kernel moves
+};
+
+// Parses one --edit; throws InputError("edit", ...) naming what is wrong and the forms allowed.
+StepEdit parse_step_edit(const std::string& text);
+
+struct WhatIfContext {
+  const sim::WorkloadContext* workload = nullptr;  // the step's batch and the GPU profile
+  std::string ran_policy = "aiter-v1";             // the policy that planned the traced MLA kernels
+};
+
+struct StepWhatIf {
+  std::vector<DecodeStep> before, after;
+  StepSummary before_summary, after_summary;
+  std::vector<std::string> notes;  // per edit, what it did (one line each)
+  double tokens_per_step = 0;      // query tokens of the workload's batch
+  double speedup() const;          // before step time / after step time
+};
+
+// Applies the edits in order to every step. Throws InputError("edit", ...) for an edit that needs what is not
+// there (a policy edit without an MLA stage-1 kernel in the trace, bytes without a GPU profile).
+StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<StepEdit>& edits,
+                            const WhatIfContext& context);
+
+}  // namespace mlasim::validate

@@ -1,0 +1,222 @@
+#include "mlasim/validate/kernel_trace.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/validate/measurement_csv.h"
+
+namespace mlasim::validate {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& origin, const std::string& what) {
+  throw InputError("trace", origin + ": " + what);
+}
+
+// Device-side events: kernels, and the copies and fills the runtime puts on a stream.
+bool is_device_event(const std::string& cat) {
+  return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" ||
+         cat == "Memset";
+}
+
+// Host-side ranges that mark one decode step each.
+bool is_step_marker(const std::string& cat, const std::string& name) {
+  static const std::regex marker(R"(^(ProfilerStep#\d+|decode_step.*)$)");
+  return cat == "user_annotation" && std::regex_match(name, marker);
+}
+
+double number_field(const json& e, const char* key, const std::string& where, bool non_negative) {
+  const auto it = e.find(key);
+  if (it == e.end() || !it->is_number()) fail(where, std::string(key) + ": must be a number");
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || (non_negative && v < 0))
+    fail(where, std::string(key) + ": must be a finite number" + (non_negative ? " >= 0" : "") + ", got " + it->dump());
+  return v;
+}
+
+// The correlation id of an event that has one (args.correlation), else -1.
+long long correlation_of(const json& e) {
+  const auto args = e.find("args");
+  if (args == e.end() || !args->is_object()) return -1;
+  const auto c = args->find("correlation");
+  return c != args->end() && c->is_number_integer() ? c->get<long long>() : -1;
+}
+
+KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
+  const json* events = &j;
+  if (j.is_object()) {
+    const auto it = j.find("traceEvents");
+    if (it == j.end()) fail(origin, "traceEvents: is missing (a Chrome trace from torch.profiler or Perfetto)");
+    events = &*it;
+  }
+  if (!events->is_array()) fail(origin, "traceEvents: must be a list of events");
+  KernelTrace t;
+  t.origin = origin;
+  t.format = "chrome-trace";
+  struct Marker {
+    double begin, end;
+  };
+  std::vector<Marker> markers;
+  std::map<long long, double> launch_ts;  // correlation id -> host launch time
+  std::vector<long long> kernel_correlation;
+  for (size_t i = 0; i < events->size(); ++i) {
+    const json& e = (*events)[i];
+    const std::string where = origin + ": traceEvents[" + std::to_string(i) + "]";
+    if (!e.is_object()) fail(where, "must be an object");
+    const auto ph = e.find("ph");
+    if (ph == e.end() || !ph->is_string() || ph->get<std::string>() != "X") continue;  // only complete events
+    const auto cat_it = e.find("cat");
+    const std::string cat = cat_it != e.end() && cat_it->is_string() ? cat_it->get<std::string>() : "";
+    const auto name_it = e.find("name");
+    const std::string name = name_it != e.end() && name_it->is_string() ? name_it->get<std::string>() : "";
+    if (is_device_event(cat)) {
+      if (name.empty()) fail(where, "name: a kernel needs a name");
+      const double ts = number_field(e, "ts", where, false);
+      const double dur = number_field(e, "dur", where, true);
+      TraceKernel k{name, ts, ts + dur, 0, -1};
+      if (const auto args = e.find("args"); args != e.end() && args->is_object())
+        if (const auto s = args->find("stream"); s != args->end() && s->is_number_integer())
+          k.stream = s->get<long long>();
+      t.kernels.push_back(std::move(k));
+      kernel_correlation.push_back(correlation_of(e));
+    } else if (is_step_marker(cat, name)) {
+      const double ts = number_field(e, "ts", where, false);
+      markers.push_back({ts, ts + number_field(e, "dur", where, true)});
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      if (const long long c = correlation_of(e); c >= 0) launch_ts[c] = number_field(e, "ts", where, false);
+    }
+  }
+  std::sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.begin < b.begin; });
+  t.marked_steps = static_cast<int>(markers.size());
+  for (size_t k = 0; k < t.kernels.size() && !markers.empty(); ++k) {
+    const auto launch = launch_ts.find(kernel_correlation[k]);
+    if (launch == launch_ts.end()) continue;
+    // The last marker that began at or before the launch, if the launch falls inside it.
+    const auto after = std::upper_bound(markers.begin(), markers.end(), launch->second,
+                                        [](double ts, const Marker& m) { return ts < m.begin; });
+    if (after == markers.begin()) continue;
+    const auto m = std::prev(after);
+    if (launch->second <= m->end) t.kernels[k].marked_step = static_cast<int>(m - markers.begin());
+  }
+  return t;
+}
+
+long long integer_cell(const std::string& cell, const std::string& where, const char* column) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(cell, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != cell.size() || v < 0)
+    fail(where, std::string(column) + ": must be an integer >= 0 (ns), got '" + cell + "'");
+  return v;
+}
+
+KernelTrace parse_rocprof_csv(std::string_view text, const std::string& origin) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split_csv_record(line, origin + " line 1");
+  std::map<std::string, size_t> column;
+  for (size_t i = 0; i < header.size(); ++i) column.emplace(header[i], i);
+  for (const char* name : {"Kernel_Name", "Start_Timestamp", "End_Timestamp"})
+    if (!column.count(name))
+      fail(origin, std::string("line 1: missing column '") + name +
+                       "' (a rocprofv3 kernel trace: Kernel_Name, Start_Timestamp, End_Timestamp)");
+  const auto stream_column = column.count("Stream_Id") ? column.find("Stream_Id") : column.find("Queue_Id");
+  KernelTrace t;
+  t.origin = origin;
+  t.format = "rocprof";
+  for_each_csv_record(
+      in, origin, header.size(), [&](const std::vector<std::string>& cells, const std::string& where, int) {
+        const std::string& name = cells[column.at("Kernel_Name")];
+        if (name.empty()) fail(where, "Kernel_Name: a kernel needs a name");
+        const long long start = integer_cell(cells[column.at("Start_Timestamp")], where, "Start_Timestamp");
+        const long long end = integer_cell(cells[column.at("End_Timestamp")], where, "End_Timestamp");
+        if (end < start)
+          fail(where, "End_Timestamp: must not be before Start_Timestamp (" + std::to_string(start) + ")");
+        TraceKernel k{name, static_cast<double>(start) / 1e3, static_cast<double>(end) / 1e3, 0, -1};
+        if (stream_column != column.end()) {
+          const std::string& s = cells[stream_column->second];
+          if (!s.empty()) k.stream = integer_cell(s, where, stream_column->first.c_str());
+        }
+        t.kernels.push_back(std::move(k));
+      });
+  return t;
+}
+
+}  // namespace
+
+KernelTrace parse_kernel_trace(std::string_view text, const std::string& origin) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) fail(origin, "is empty (needs a Chrome trace or a rocprofv3 kernel trace)");
+  KernelTrace t;
+  if (text[first] == '{' || text[first] == '[') {
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::exception& e) {
+      fail(origin, std::string("is not valid JSON (") + e.what() + ")");
+    }
+    t = parse_chrome_trace(j, origin);
+  } else {
+    t = parse_rocprof_csv(text, origin);
+  }
+  if (t.kernels.empty()) fail(origin, "has no GPU kernel (Chrome trace: events of cat kernel; rocprofv3: rows)");
+  std::stable_sort(t.kernels.begin(), t.kernels.end(),
+                   [](const TraceKernel& a, const TraceKernel& b) { return a.start_us < b.start_us; });
+  return t;
+}
+
+std::string read_maybe_gzip(const std::string& path, const std::string& field) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(field, path + ": cannot read");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
+    return bytes;
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw InputError(field, path + ": cannot start gzip decompression");
+  std::string out;
+  z.next_in = reinterpret_cast<Bytef*>(bytes.data());
+  z.avail_in = static_cast<uInt>(bytes.size());
+  char buffer[1 << 16];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof buffer;
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&z);
+      throw InputError(field, path + ": is not valid gzip (" + (z.msg ? std::string(z.msg) : "truncated") + ")");
+    }
+    out.append(buffer, sizeof buffer - z.avail_out);
+    constexpr size_t kMaxBytes = size_t{2} << 30;  // a trace of millions of kernels stays far below this
+    if (out.size() > kMaxBytes) {
+      inflateEnd(&z);
+      throw InputError(field, path + ": decompresses to more than 2 GiB");
+    }
+    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+      inflateEnd(&z);
+      throw InputError(field, path + ": is not valid gzip (truncated)");
+    }
+  }
+  inflateEnd(&z);
+  return out;
+}
+
+KernelTrace read_kernel_trace(const std::string& path) {
+  return parse_kernel_trace(read_maybe_gzip(path, "trace"), path);
+}
+
+}  // namespace mlasim::validate

@@ -1,0 +1,101 @@
+#include "mlasim/validate/step_rules.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "mlasim/model/gpu.h"
+#include "mlasim/model/input_error.h"
+#include "mlasim/model/json_fields.h"
+#include "mlasim/model/text_file.h"
+
+namespace mlasim::validate {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string>& step_classes() {
+  static const std::vector<std::string> classes = {"q_prep", "rope_kv_write", "metadata",   "kv_indices",
+                                                   "copy",   "mla_stage1",    "mla_reduce", "other"};
+  return classes;
+}
+
+void check_step_class(const std::string& name, const std::string& field) {
+  const auto& c = step_classes();
+  if (std::find(c.begin(), c.end(), name) != c.end()) return;
+  std::string list;
+  for (const auto& n : c) list += (list.empty() ? "" : ", ") + n;
+  throw InputError(field, "must be a step class (" + list + "), got '" + name + "'");
+}
+
+const std::string& StepRules::classify(const std::string& kernel_name) const {
+  if (const auto it = cache_.find(kernel_name); it != cache_.end()) return it->second;
+  static const std::string other = "other";
+  const std::string* found = &other;
+  for (const StepRule& r : rules)
+    if (std::regex_search(kernel_name, r.pattern)) {
+      found = &r.kernel_class;
+      break;
+    }
+  return cache_.emplace(kernel_name, *found).first->second;
+}
+
+StepRules step_rules_from_json(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError("rules", origin + ": is not valid JSON (" + e.what() + ")");
+  }
+  try {
+    if (!j.is_object()) throw InputError("rules", "must be an object {name, description, sources, rules}");
+    const JsonFields r(j, "", {"name", "description", "sources", "rules"}, "step rules field");
+    StepRules out;
+    out.name = r.text("name", "");
+    if (out.name.empty()) throw InputError("name", "must name the rule set");
+    out.description = r.text("description", "");
+    const json& list = r.at("rules");
+    if (!list.is_array() || list.empty()) throw InputError("rules", "must be a non-empty list of {class, match}");
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string path = "rules[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) throw InputError(path, "must be an object {class, match}");
+      const JsonFields rule(list[i], path, {"class", "match"}, "step rule field");
+      StepRule s;
+      s.kernel_class = rule.text("class", "");
+      check_step_class(s.kernel_class, rule.name("class"));
+      if (s.kernel_class == "other") throw InputError(rule.name("class"), "other is what no rule matches");
+      s.match = rule.text("match", "");
+      if (s.match.empty()) throw InputError(rule.name("match"), "must be a regular expression");
+      try {
+        s.pattern = std::regex(s.match, std::regex::ECMAScript | std::regex::optimize);
+      } catch (const std::regex_error& e) {
+        throw InputError(rule.name("match"), "is not a valid regular expression (" + std::string(e.what()) + ")");
+      }
+      out.rules.push_back(std::move(s));
+    }
+    return out;
+  } catch (const InputError& e) {
+    throw InputError("rules", origin + ": " + e.what());
+  }
+}
+
+std::vector<std::string> step_rule_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(data_dir()) / "step", ec))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+StepRules load_step_rules(const std::string& name_or_path) {
+  const bool is_path = name_or_path.ends_with(".json");
+  const std::string path = is_path ? name_or_path : (fs::path(data_dir()) / "step" / (name_or_path + ".json")).string();
+  if (!is_path && !fs::exists(path)) {
+    std::string known;
+    for (const auto& n : step_rule_names()) known += (known.empty() ? "" : ", ") + n;
+    throw InputError("rules", "unknown rule set '" + name_or_path + "'; known: " + known + " (or a path to a .json)");
+  }
+  return step_rules_from_json(read_text_file(path, "rules"), path);
+}
+
+}  // namespace mlasim::validate

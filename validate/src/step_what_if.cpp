@@ -1,0 +1,254 @@
+#include "mlasim/validate/step_what_if.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <regex>
+
+#include "mlasim/model/input_error.h"
+
+namespace mlasim::validate {
+namespace {
+
+constexpr const char* kForms = "policy=SPEC, fuse=SEL[+SEL...][:us=T|:bytes=B], remove=SEL[+SEL...] or gaps=T";
+
+[[noreturn]] void bad_edit(const std::string& text, const std::string& why) {
+  throw InputError("edit", "'" + text + "': " + why + " (forms: " + kForms + "; SEL: a step class or re:REGEX)");
+}
+
+double positive_number(const std::string& text, const std::string& value, const char* what, bool allow_zero) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || !std::isfinite(v) || v < 0 || (!allow_zero && v == 0))
+    bad_edit(text, std::string(what) + " must be a number " + (allow_zero ? ">= 0" : "> 0") + ", got '" + value + "'");
+  return v;
+}
+
+std::vector<std::string> parse_selectors(const std::string& text, const std::string& list) {
+  if (list.empty()) bad_edit(text, "names no kernels");
+  if (list.rfind("re:", 0) == 0) {
+    try {
+      std::regex(list.substr(3));
+    } catch (const std::regex_error& e) {
+      bad_edit(text, "re: is not a valid regular expression (" + std::string(e.what()) + ")");
+    }
+    return {list};
+  }
+  std::vector<std::string> out;
+  for (size_t begin = 0;;) {
+    const size_t plus = list.find('+', begin);
+    const std::string sel = list.substr(begin, plus == std::string::npos ? std::string::npos : plus - begin);
+    try {
+      check_step_class(sel, "edit");
+    } catch (const InputError& e) {
+      bad_edit(text, std::string(e.what()).substr(6));
+    }
+    out.push_back(sel);
+    if (plus == std::string::npos) return out;
+    begin = plus + 1;
+  }
+}
+
+// Whether a kernel matches any selector.
+class Selector {
+ public:
+  explicit Selector(const std::vector<std::string>& selectors) {
+    for (const std::string& s : selectors) {
+      if (s.rfind("re:", 0) == 0)
+        patterns_.emplace_back(s.substr(3));
+      else
+        classes_.push_back(s);
+    }
+  }
+  bool operator()(const StepKernel& k) const {
+    if (std::find(classes_.begin(), classes_.end(), k.kernel_class) != classes_.end()) return true;
+    return std::any_of(patterns_.begin(), patterns_.end(),
+                       [&](const std::regex& p) { return std::regex_search(k.name, p); });
+  }
+
+ private:
+  std::vector<std::string> classes_;
+  std::vector<std::regex> patterns_;
+};
+
+double median_gap(const DecodeStep& s) {
+  std::vector<double> gaps;
+  for (size_t i = 1; i < s.kernels.size(); ++i) gaps.push_back(s.kernels[i].gap_us);
+  if (gaps.empty()) return 0;
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  return gaps[gaps.size() / 2];
+}
+
+struct PolicyChange {
+  sim::Metrics ran, next;
+  double ratio() const { return next.kernel_us / ran.kernel_us; }
+};
+
+// Each layer's stage 1 and the reduce that follows it (before the next stage 1), scaled by the model's ratio. The
+// kernels between the two keep their places; a reduce the new plan does not need goes, with its launch gap; one it
+// newly needs follows stage 1 after the step's median launch gap.
+int apply_policy(DecodeStep& s, const PolicyChange& c) {
+  const double r = c.ratio();
+  const bool next_reduces = c.next.num_partials > 0;
+  const double stage1_share = c.next.kernel_us > 0 ? c.next.stage1_us / c.next.kernel_us : 1.0;
+  const double launch_gap = median_gap(s);
+  std::vector<StepKernel> out;
+  int layers = 0;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    if (s.kernels[i].kernel_class != "mla_stage1") {
+      out.push_back(s.kernels[i]);
+      continue;
+    }
+    ++layers;
+    size_t reduce_at = s.kernels.size();  // none
+    for (size_t j = i + 1; j < s.kernels.size() && s.kernels[j].kernel_class != "mla_stage1"; ++j)
+      if (s.kernels[j].kernel_class == "mla_reduce") {
+        reduce_at = j;
+        break;
+      }
+    const bool reduced = reduce_at < s.kernels.size();
+    StepKernel stage1 = s.kernels[i];
+    const double attention = (stage1.exposed_us + (reduced ? s.kernels[reduce_at].exposed_us : 0.0)) * r;
+    stage1.exposed_us = next_reduces ? attention * stage1_share : attention;
+    out.push_back(stage1);
+    if (next_reduces && !reduced)
+      out.push_back({"mla_reduce (predicted)", "mla_reduce", attention - stage1.exposed_us, launch_gap});
+    if (!reduced) continue;
+    for (size_t m = i + 1; m < reduce_at; ++m) out.push_back(s.kernels[m]);
+    if (next_reduces) {
+      StepKernel reduce = s.kernels[reduce_at];
+      reduce.exposed_us = attention - stage1.exposed_us;
+      out.push_back(reduce);
+    }
+    i = reduce_at;
+  }
+  s.kernels = std::move(out);
+  return layers;
+}
+
+int fuse_runs(DecodeStep& s, const Selector& match, const std::optional<double>& us, double fused_us) {
+  std::vector<StepKernel> out;
+  int runs = 0;
+  for (size_t i = 0; i < s.kernels.size();) {
+    if (!match(s.kernels[i])) {
+      out.push_back(s.kernels[i++]);
+      continue;
+    }
+    size_t j = i;
+    std::string cls = s.kernels[i].kernel_class;
+    while (j < s.kernels.size() && match(s.kernels[j])) ++j;
+    ++runs;
+    out.push_back({fmt::format("fused({} kernels from {})", j - i, s.kernels[i].name), cls, us.value_or(fused_us),
+                   s.kernels[i].gap_us});
+    i = j;
+  }
+  s.kernels = std::move(out);
+  return runs;
+}
+
+int remove_kernels(DecodeStep& s, const Selector& match) {
+  const size_t before = s.kernels.size();
+  std::erase_if(s.kernels, match);
+  if (!s.kernels.empty()) s.kernels.front().gap_us = 0;  // a step's first kernel has no gap before it
+  return static_cast<int>(before - s.kernels.size());
+}
+
+}  // namespace
+
+StepEdit parse_step_edit(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos) bad_edit(text, "needs KIND=VALUE");
+  const std::string kind = text.substr(0, eq), value = text.substr(eq + 1);
+  StepEdit e;
+  e.text = text;
+  if (kind == "policy") {
+    e.kind = StepEdit::Kind::policy;
+    if (value.empty()) bad_edit(text, "policy= needs a policy spec");
+    e.policy = value;
+  } else if (kind == "gaps") {
+    e.kind = StepEdit::Kind::gaps;
+    e.us = positive_number(text, value, "gaps", true);
+  } else if (kind == "remove") {
+    e.kind = StepEdit::Kind::remove;
+    e.selectors = parse_selectors(text, value);
+  } else if (kind == "fuse") {
+    e.kind = StepEdit::Kind::fuse;
+    std::string list = value;
+    for (const char* option : {":us=", ":bytes="}) {
+      const size_t at = list.rfind(option);
+      if (at == std::string::npos) continue;
+      const double v = positive_number(text, list.substr(at + std::string(option).size()), option + 1, false);
+      (std::string(option) == ":us=" ? e.us : e.bytes) = v;
+      list = list.substr(0, at);
+    }
+    if (e.us && e.bytes) bad_edit(text, "give the fused kernel's time (us=) or its bytes (bytes=), not both");
+    if (!e.us && !e.bytes)
+      bad_edit(text, "fuse needs the fused kernel's time (:us=T) or the bytes it moves (:bytes=B)");
+    e.selectors = parse_selectors(text, list);
+  } else {
+    bad_edit(text, "unknown edit '" + kind + "'");
+  }
+  return e;
+}
+
+double StepWhatIf::speedup() const {
+  return after_summary.time_us > 0 ? before_summary.time_us / after_summary.time_us : 0.0;
+}
+
+StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<StepEdit>& edits,
+                            const WhatIfContext& context) {
+  StepWhatIf w;
+  w.before = analysis.steps;
+  w.after = analysis.steps;
+  if (context.workload) w.tokens_per_step = static_cast<double>(context.workload->batch.total_qo_tokens());
+  for (const StepEdit& e : edits) {
+    const double before_us = summarize(w.after).time_us;
+    std::string did;
+    if (e.kind == StepEdit::Kind::policy) {
+      if (!context.workload) bad_edit(e.text, "a policy edit needs the step's workload");
+      PolicyChange c{sim::evaluate(context.ran_policy, *context.workload).prediction->metrics,
+                     sim::evaluate(e.policy, *context.workload).prediction->metrics};
+      if (c.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
+      int layers = 0;
+      for (DecodeStep& s : w.after) layers += apply_policy(s, c);
+      if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
+      did = fmt::format("{} layers per step: predicted kernel {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}",
+                        layers / static_cast<int>(w.after.size()), c.ran.kernel_us, context.ran_policy,
+                        c.next.kernel_us, e.policy, c.ratio());
+    } else if (e.kind == StepEdit::Kind::fuse) {
+      double fused_us = 0;
+      if (e.bytes) {
+        if (!context.workload) bad_edit(e.text, "bytes= needs a GPU profile");
+        fused_us = *e.bytes / (context.workload->params.b_hbm_tbps * 1e6);
+      }
+      const Selector match(e.selectors);
+      int runs = 0;
+      for (DecodeStep& s : w.after) runs += fuse_runs(s, match, e.us, fused_us);
+      if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
+      did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each",
+                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us));
+    } else if (e.kind == StepEdit::Kind::remove) {
+      const Selector match(e.selectors);
+      int removed = 0;
+      for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
+      if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
+      did = fmt::format("{} kernels per step removed", removed / static_cast<int>(w.after.size()));
+    } else {
+      for (DecodeStep& s : w.after)
+        for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;
+      did = fmt::format("every gap between kernels set to {:.2f} us", *e.us);
+    }
+    w.notes.push_back(
+        fmt::format("{}: {}; step {:.2f} -> {:.2f} us", e.text, did, before_us, summarize(w.after).time_us));
+  }
+  w.before_summary = summarize(w.before);
+  w.after_summary = summarize(w.after);
+  return w;
+}
+
+}  // namespace mlasim::validate
