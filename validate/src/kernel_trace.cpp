@@ -34,12 +34,15 @@ bool is_step_marker(const std::string& cat, const std::string& name) {
   return cat == "user_annotation" && std::regex_match(name, marker);
 }
 
-double number_field(const json& e, const char* key, const std::string& where, bool non_negative) {
+// A timestamp (ts, within ±1e18 us) or a duration (dur, 0..1e12 us), so that sums over a trace stay finite.
+double number_field(const json& e, const char* key, const std::string& where, bool duration) {
   const auto it = e.find(key);
   if (it == e.end() || !it->is_number()) fail(where, std::string(key) + ": must be a number");
   const double v = it->get<double>();
-  if (!std::isfinite(v) || (non_negative && v < 0))
-    fail(where, std::string(key) + ": must be a finite number" + (non_negative ? " >= 0" : "") + ", got " + it->dump());
+  const double lo = duration ? 0 : -1e18, hi = duration ? 1e12 : 1e18;
+  if (!std::isfinite(v) || v < lo || v > hi)
+    fail(where, std::string(key) + ": must be a number in [" + (duration ? "0, 1e12" : "-1e18, 1e18") + "] us, got " +
+                    it->dump());
   return v;
 }
 

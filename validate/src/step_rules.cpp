@@ -31,8 +31,11 @@ const std::string& StepRules::classify(const std::string& kernel_name) const {
   if (const auto it = cache_.find(kernel_name); it != cache_.end()) return it->second;
   static const std::string other = "other";
   const std::string* found = &other;
+  // Names are matched on their first kMaxMatchedChars characters: a kernel's own name comes first (template
+  // arguments follow), and std::regex's backtracking grows with the text it searches.
+  const std::string head = kernel_name.substr(0, kMaxMatchedChars);
   for (const StepRule& r : rules)
-    if (std::regex_search(kernel_name, r.pattern)) {
+    if (std::regex_search(head, r.pattern)) {
       found = &r.kernel_class;
       break;
     }
@@ -64,7 +67,9 @@ StepRules step_rules_from_json(const std::string& text, const std::string& origi
       check_step_class(s.kernel_class, rule.name("class"));
       if (s.kernel_class == "other") throw InputError(rule.name("class"), "other is what no rule matches");
       s.match = rule.text("match", "");
-      if (s.match.empty()) throw InputError(rule.name("match"), "must be a regular expression");
+      if (s.match.empty() || s.match.size() > StepRules::kMaxPatternChars)
+        throw InputError(rule.name("match"), "must be a regular expression of 1.." +
+                                                 std::to_string(StepRules::kMaxPatternChars) + " characters");
       try {
         s.pattern = std::regex(s.match, std::regex::ECMAScript | std::regex::optimize);
       } catch (const std::regex_error& e) {

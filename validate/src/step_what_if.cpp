@@ -32,6 +32,8 @@ double positive_number(const std::string& text, const std::string& value, const 
 std::vector<std::string> parse_selectors(const std::string& text, const std::string& list) {
   if (list.empty()) bad_edit(text, "names no kernels");
   if (list.rfind("re:", 0) == 0) {
+    if (list.size() - 3 > StepRules::kMaxPatternChars)
+      bad_edit(text, "re: takes at most " + std::to_string(StepRules::kMaxPatternChars) + " characters");
     try {
       std::regex(list.substr(3));
     } catch (const std::regex_error& e) {
@@ -67,8 +69,10 @@ class Selector {
   }
   bool operator()(const StepKernel& k) const {
     if (std::find(classes_.begin(), classes_.end(), k.kernel_class) != classes_.end()) return true;
+    if (patterns_.empty()) return false;
+    const std::string head = k.name.substr(0, StepRules::kMaxMatchedChars);  // as the rules match names
     return std::any_of(patterns_.begin(), patterns_.end(),
-                       [&](const std::regex& p) { return std::regex_search(k.name, p); });
+                       [&](const std::regex& p) { return std::regex_search(head, p); });
   }
 
  private:

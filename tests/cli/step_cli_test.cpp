@@ -1,0 +1,69 @@
+// mlasim step end to end: the committed H100 validation traces give the committed predictions
+// (data/measurements/h100/step/predictions.json, written by scripts/step_table.py), the three output formats, and
+// the edits applied in order.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_runner.h"
+
+namespace mlasim::cli_test {
+namespace {
+
+const std::string kStepDir = std::string(MLASIM_DATA_DIR) + "/measurements/h100/step/";
+const std::string kWorkload =
+    " --gpu h100 --batch 16 --context 4096 --heads 128 --q-dtype bf16 --kv-dtype bf16 --page-size 64 --policy aiter-v1";
+
+nlohmann::json step_json(const std::string& args) {
+  const CliResult r = run_cli("step " + args + " --format json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
+  std::ifstream in(kStepDir + "predictions.json");
+  ASSERT_TRUE(in) << kStepDir;
+  const nlohmann::json predictions = nlohmann::json::parse(in);
+  ASSERT_EQ(predictions.size(), 6u);
+  for (const auto& p : predictions) {
+    const std::string trace = kStepDir + "before_r" + std::to_string(p["round"].get<int>()) + ".json.gz";
+    const nlohmann::json j = step_json("--trace " + trace + kWorkload + " --edit " + p["edit"].get<std::string>());
+    EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << p["edit"];
+    EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << p["edit"];
+    const nlohmann::json after = step_json("--trace " + kStepDir + p["change"].get<std::string>() + "_r" +
+                                           std::to_string(p["round"].get<int>()) + ".json.gz" + kWorkload);
+    EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << p["change"];
+  }
+}
+
+TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
+  const nlohmann::json j = step_json("--trace " + kStepDir + "before_r1.json.gz" + kWorkload);
+  EXPECT_EQ(j["split"], "markers");
+  EXPECT_EQ(j["total_steps"], 20);
+  EXPECT_DOUBLE_EQ(j["measured"]["layers"].get<double>(), 8);
+  EXPECT_DOUBLE_EQ(j["measured"]["kernels"].get<double>(), 80);
+  EXPECT_EQ(j["measured"]["class_us"]["other"].get<double>() > 0, true);
+  EXPECT_DOUBLE_EQ(j["tokens_per_step"].get<double>(), 16);
+  // Text and CSV carry the same step.
+  const CliResult text = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kWorkload + " --edit remove=copy");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("uplift"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("remove=copy: 8 kernels per step removed"), std::string::npos) << text.out;
+  const CliResult csv = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kWorkload + " --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("metric,measured,edited\nstep_us,", 0), 0u) << csv.out;
+}
+
+TEST(StepCli, EditsApplyInOrder) {
+  const std::string base = "--trace " + kStepDir + "before_r1.json.gz" + kWorkload;
+  const double both = step_json(base + " --edit remove=copy --edit gaps=0")["edited"]["step_us"].get<double>();
+  const nlohmann::json gapless = step_json(base + " --edit gaps=0 --edit remove=copy");
+  EXPECT_NEAR(both, gapless["edited"]["step_us"].get<double>(), 1e-9);
+  EXPECT_DOUBLE_EQ(gapless["edited"]["gaps_us"].get<double>(), 0);
+  EXPECT_EQ(gapless["notes"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace mlasim::cli_test
