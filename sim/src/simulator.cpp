@@ -142,6 +142,31 @@ void build_merge_tiles(const DecodeBatch& batch, Scratch& s) {
   }
 }
 
+// Plays a built reduce-kernel stage (the reduce, or a two-scope run's merge) from `start_us` on every CU at the
+// reduce's bandwidth; adds its memory traffic to `m` and returns its end.
+double run_reduce_kernel(detail::ReduceStage& stage, std::vector<FluidJobTimes>& times, double start_us, const Gpu& gpu,
+                         const CostParams& p, Scratch& s, Metrics& m) {
+  times.assign(stage.jobs.size(), {});
+  const double beta = (p.reduce_beta_gbps > 0 ? p.reduce_beta_gbps : p.beta_cu_gbps) * 1e3;
+  const double end = detail::run_fluid({gpu.num_cu * stage.blocks_per_cu, beta, p.b_hbm_tbps * 1e6, p.bw_knee},
+                                       stage.jobs, stage.task_begin, stage.task_width, start_us, times, s.fluid);
+  m.read_bytes += stage.read_bytes;
+  m.write_bytes += stage.write_bytes;
+  return end;
+}
+
+// A reduce-kernel stage's items as timeline boxes.
+void add_reduce_boxes(Timeline& tl, const detail::ReduceStage& stage, const std::vector<detail::TileFacts>& tiles,
+                      const std::vector<FluidJobTimes>& times, int num_cu, bool scope_merge) {
+  tl.reduce.reserve(tl.reduce.size() + stage.items.size());
+  for (size_t k = 0; k < stage.items.size(); ++k) {
+    const detail::ReduceItem& item = stage.items[k];
+    const detail::TileFacts& f = tiles[item.tile];
+    tl.reduce.push_back({times[k].begin_us, times[k].end_us, item.tile, f.request, f.partials, item.head, item.heads,
+                         item.row_group, item.block, item.block % num_cu, item.massive, scope_merge});
+  }
+}
+
 Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
             std::optional<KernelClassId> kernel, Timeline* timeline) {
   validate_cost_params(p);
@@ -217,13 +242,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   if (reduce_runs) {
     const int heads = grid ? (plan.num_heads > 0 ? plan.num_heads : batch.q_heads) : heads_per_row(plan, batch);
     detail::build_reduce_stage(cls.reduce, s.tiles, heads, gpu.num_cu, batch.max_qo_len(), p, s.reduce);
-    s.reduce_times.assign(s.reduce.jobs.size(), {});
-    const int reduce_slots = gpu.num_cu * s.reduce.blocks_per_cu;
-    const double reduce_beta = (p.reduce_beta_gbps > 0 ? p.reduce_beta_gbps : p.beta_cu_gbps) * 1e3;
-    end = detail::run_fluid({reduce_slots, reduce_beta, bytes_per_us_hbm, p.bw_knee}, s.reduce.jobs,
-                            s.reduce.task_begin, s.reduce.task_width, stage1 + p.stage_gap_us, s.reduce_times, s.fluid);
-    m.read_bytes += s.reduce.read_bytes;
-    m.write_bytes += s.reduce.write_bytes;
+    end = run_reduce_kernel(s.reduce, s.reduce_times, stage1 + p.stage_gap_us, gpu, p, s, m);
     for (size_t k = 0; k < s.reduce.items.size(); ++k) {
       double& d = s.tile_us[s.reduce.items[k].tile];
       d = std::max(d, s.reduce_times[k].end_us - s.reduce_times[k].begin_us);
@@ -238,13 +257,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   double merge_longest = 0;
   if (merge_runs) {
     detail::build_reduce_stage(cls.reduce, s.merge_tiles, batch.q_heads, gpu.num_cu, 1, p, s.merge);
-    s.merge_times.assign(s.merge.jobs.size(), {});
-    const double beta = (p.reduce_beta_gbps > 0 ? p.reduce_beta_gbps : p.beta_cu_gbps) * 1e3;
-    end = detail::run_fluid({gpu.num_cu * s.merge.blocks_per_cu, beta, bytes_per_us_hbm, p.bw_knee}, s.merge.jobs,
-                            s.merge.task_begin, s.merge.task_width, reduce_runs ? end + p.stage_gap_us : end,
-                            s.merge_times, s.fluid);
-    m.read_bytes += s.merge.read_bytes;
-    m.write_bytes += s.merge.write_bytes;
+    end = run_reduce_kernel(s.merge, s.merge_times, reduce_runs ? end + p.stage_gap_us : end, gpu, p, s, m);
     for (const FluidJobTimes& t : s.merge_times) merge_longest = std::max(merge_longest, t.end_us - t.begin_us);
   }
 
@@ -288,23 +301,9 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
           {t.begin_us, t.stream_us, t.end_us, i, plan.request_of(w), w.kv_start, w.kv_end, w.is_partial()});
     }
     tl.reduce.clear();
-    if (reduce_runs) {
-      tl.reduce.reserve(s.reduce.items.size());
-      for (size_t k = 0; k < s.reduce.items.size(); ++k) {
-        const detail::ReduceItem& item = s.reduce.items[k];
-        const detail::TileFacts& f = s.tiles[item.tile];
-        const FluidJobTimes& t = s.reduce_times[k];
-        tl.reduce.push_back({t.begin_us, t.end_us, item.tile, f.request, f.partials, item.head, item.heads,
-                             item.row_group, item.block, item.block % gpu.num_cu, item.massive});
-      }
-    }
-    for (size_t k = 0; merge_runs && k < s.merge.items.size(); ++k) {  // the scratch keeps an earlier run's items
-      const detail::ReduceItem& item = s.merge.items[k];
-      const detail::TileFacts& f = s.merge_tiles[item.tile];
-      const FluidJobTimes& t = s.merge_times[k];
-      tl.reduce.push_back({t.begin_us, t.end_us, item.tile, f.request, f.partials, item.head, item.heads,
-                           item.row_group, item.block, item.block % gpu.num_cu, item.massive, true});
-    }
+    // Only stages that ran this time: the scratch keeps an earlier run's items.
+    if (reduce_runs) add_reduce_boxes(tl, s.reduce, s.tiles, s.reduce_times, gpu.num_cu, false);
+    if (merge_runs) add_reduce_boxes(tl, s.merge, s.merge_tiles, s.merge_times, gpu.num_cu, true);
   }
   return m;
 }

@@ -48,7 +48,7 @@ std::vector<std::string> parse_selectors(const std::string& text, const std::str
     try {
       check_step_class(sel, "edit");
     } catch (const InputError& e) {
-      bad_edit(text, std::string(e.what()).substr(6));
+      bad_edit(text, std::string(e.what()).substr(e.field().size() + 2));  // its message, without "edit: "
     }
     out.push_back(sel);
     if (plus == std::string::npos) return out;
