@@ -8,6 +8,7 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/validate/measurement_import.h"
+#include "mlasim/validate/measurement_sessions.h"
 
 namespace mlasim::cli {
 
@@ -17,6 +18,10 @@ void MeasurementOptions::add_to(CLI::App& app) {
                      "measurement file: CSV (project or public format), AITER test_mla_persistent.py log, or "
                      "rocprofv3 kernel trace; repeat for several");
   if (files_required) measurements->required();
+  app.add_option("--sessions", sessions,
+                 "each: every row as measured; median: rows of one configuration in several --measurements files "
+                 "(sessions of one campaign) become one row, each time the median over the sessions")
+      ->capture_default_str();
   app.add_option("--measurements-format", input_format,
                  "format of the --measurements files: auto (detected from the content), csv, aiter-log, rocprof")
       ->capture_default_str();
@@ -55,6 +60,8 @@ validate::MeasurementRow MeasurementOptions::trace_workload() const {
 
 std::vector<validate::MeasurementRow> MeasurementOptions::rows_for(const Gpu& g) const {
   const validate::MeasurementFormat format = validate::parse_measurement_format(input_format, "measurements-format");
+  if (sessions != "each" && sessions != "median")
+    throw InputError("sessions", "must be each or median, got '" + sessions + "'");
   validate::ImportContext context;
   context.gpu = g.name;
   context.num_cu = g.num_cu;
@@ -88,6 +95,12 @@ std::vector<validate::MeasurementRow> MeasurementOptions::rows_for(const Gpu& g)
   if (rows.empty())
     throw InputError("measurements", "no rows for GPU '" + g.name + "' in " + file_list() + " (" +
                                          std::to_string(others) + " rows of other GPUs)");
+  if (sessions == "median") {
+    validate::SessionMedian m = validate::median_over_sessions(rows);
+    std::cerr << "note: --sessions median: " << rows.size() << " rows are " << m.rows.size() << " configurations, "
+              << m.in_every_session << " of them measured in " << m.max_sessions << " sessions\n";
+    return std::move(m.rows);
+  }
   return rows;
 }
 

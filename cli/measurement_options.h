@@ -21,11 +21,15 @@ struct MeasurementOptions {
   std::string policy;
   CLI::Option* policy_flag = nullptr;
   bool files_required = true;  // calibrate may run on a streaming-read sweep alone
+  // each: every row as read; median: a configuration found in several files (sessions of one campaign) is one row,
+  // its times the median over them (measurement_sessions.h)
+  std::string sessions = "each";
 
   void add_to(CLI::App& app);
   // The profile file's path (a built-in name resolves to data/gpus/<name>.json).
   std::string profile_path() const;
-  // The rows of every file measured on this GPU; rows an importer left out are named on stderr, one line each.
+  // The rows of every file measured on this GPU (with --sessions median, one per configuration); rows an importer
+  // left out are named on stderr, one line each.
   // Throws InputError("measurements", ...) when there are none.
   std::vector<validate::MeasurementRow> rows_for(const Gpu& gpu) const;
   // "a.csv, b.csv"

@@ -152,6 +152,10 @@ std::vector<BadInput> rows() {
        "report --gpu h100 --measurements {D}/m.csv --held-out-every -1",
        "held-out-every",
        {{"m.csv", csv_row("4", "bf16", "50")}}},
+      {"SessionsUnknown",
+       "report --gpu h100 --measurements {D}/m.csv --sessions mean",
+       "sessions",
+       {{"m.csv", csv_row("4", "bf16", "50")}}},
       // Scenarios and campaigns.
       {"ScenarioBatchCountZero",
        "predict --scenario {D}/s.json",

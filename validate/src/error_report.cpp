@@ -7,6 +7,7 @@
 
 #include "mlasim/sim/policy_spec.h"
 #include "mlasim/sim/workload.h"
+#include "mlasim/validate/measurement_sessions.h"
 
 namespace mlasim::validate {
 namespace {
@@ -37,14 +38,6 @@ std::string context_band(const MeasurementRow& r) {
 
 std::string measured_band(double us) {
   return band(us, {{20, "<20us"}, {100, "20-100us"}, {500, "100-500us"}, {1e18, ">=500us"}});
-}
-
-// The key of a workload: every column but the policy and what it measured.
-std::string workload_key(const MeasurementRow& r) {
-  std::string lens;
-  for (int l : r.lengths()) lens += std::to_string(l) + ";";
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", r.gpu, lens, r.heads, r.qo_len, dtype_name(r.q_dtype),
-                     dtype_name(r.kv_dtype), r.page_size, r.clusters, r.topk);
 }
 
 struct TimedRow {

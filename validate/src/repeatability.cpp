@@ -2,22 +2,13 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <map>
 
 #include "mlasim/validate/error_report.h"
+#include "mlasim/validate/measurement_sessions.h"
 
 namespace mlasim::validate {
 namespace {
-
-std::string workload_key(const MeasurementRow& r) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", r.gpu, fmt::join(r.lengths(), ","), r.heads, r.qo_len,
-                     dtype_name(r.q_dtype), dtype_name(r.kv_dtype), r.page_size, r.clusters, r.topk);
-}
-
-std::string row_key(const MeasurementRow& r) {
-  return r.config_id.empty() ? workload_key(r) + "|" + r.policy : r.campaign + "|" + r.config_id;
-}
 
 struct Pair {
   double first = 0, second = 0;
@@ -47,13 +38,13 @@ RepeatabilityStats measurement_repeatability(const std::vector<MeasurementRow>& 
                                              const std::vector<MeasurementRow>& second) {
   std::map<std::string, const MeasurementRow*> by_key;
   for (const MeasurementRow& r : second)
-    if (r.kernel_us) by_key[row_key(r)] = &r;
+    if (r.kernel_us) by_key[configuration_key(r)] = &r;
   RepeatabilityStats s;
   std::vector<double> diffs;
   std::map<std::string, std::vector<Pair>> groups;
   for (const MeasurementRow& r : first) {
     if (!r.kernel_us) continue;
-    const auto it = by_key.find(row_key(r));
+    const auto it = by_key.find(configuration_key(r));
     if (it == by_key.end()) {
       ++s.unmatched;
       continue;
