@@ -46,13 +46,19 @@ nlohmann::json summary_json(const StepSummary& s, double tokens) {
           {"itl_ms", s.time_us / 1e3}, {"tokens_per_s", tokens_per_s(tokens, s.time_us)}};
 }
 
+nlohmann::json metadata_json(const validate::MetadataBuild& b) {
+  nlohmann::json us = nlohmann::json::object();
+  for (const auto& [impl, t] : b.us) us[impl] = t;
+  return {{"policy", b.policy}, {"clusters", b.clusters}, {"works", b.works}, {"requests", b.requests}, {"us", us}};
+}
+
 std::string change(double before, double after) {
   if (before <= 0) return "";
   return fmt::format("{:+.1f} %", (after / before - 1) * 100);
 }
 
 std::string text_report(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
-                        bool per_step) {
+                        const validate::MetadataBuild& build, bool per_step) {
   std::string out = fmt::format(
       "trace   {} ({}, {} steps by {}, {} skipped; {} kernels{})\n", a.trace, a.format, a.total_steps, a.split,
       a.total_steps - static_cast<int>(a.steps.size()), a.kernels,
@@ -82,6 +88,13 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
         fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\nedits\n", w.speedup(), (w.speedup() - 1) * 100);
     for (const std::string& n : w.notes) out += "  " + n + "\n";
   }
+  out +=
+      fmt::format("\nmetadata build of the plan of {} ({} clusters, {} works, {} requests), predicted:", build.policy,
+                  build.clusters, build.works, build.requests);
+  for (const auto& [impl, us] : build.us) out += fmt::format(" {} {:.2f} us,", impl, us);
+  out.back() = '\n';
+  out += fmt::format("  traced metadata kernels: {:.2f} us per step (metadata=IMPL puts a build in the step)\n",
+                     b.class_us.at("metadata"));
   if (per_step) {
     out += "\nstep  measured_us  edited_us  kernels  layers\n";
     for (size_t i = 0; i < w.before.size(); ++i)
@@ -101,9 +114,11 @@ void run_step(const StepCommandOptions& o) {
   const validate::StepRules rules = validate::load_step_rules(o.rules);
   const validate::KernelTrace trace = validate::read_kernel_trace(o.trace);
   const validate::StepAnalysis a = validate::analyse_steps(trace, rules, {o.skip, o.step_gap_us, !o.no_markers});
-  const validate::StepWhatIf w = validate::apply_step_edits(a, edits, {&ctx, o.policy});
+  const sim::MetadataCostModel metadata_cost = sim::load_metadata_cost();
+  const validate::StepWhatIf w = validate::apply_step_edits(a, edits, {&ctx, o.policy, &metadata_cost});
+  const validate::MetadataBuild build = validate::metadata_build(metadata_cost, o.policy, ctx);
   if (o.format == "text") {
-    write_stdout(text_report(a, w, ctx, o.steps));
+    write_stdout(text_report(a, w, ctx, build, o.steps));
   } else if (o.format == "json") {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t i = 0; i < w.before.size(); ++i)
@@ -126,6 +141,7 @@ void run_step(const StepCommandOptions& o) {
                               {"measured", summary_json(w.before_summary, w.tokens_per_step)},
                               {"edited", summary_json(w.after_summary, w.tokens_per_step)},
                               {"speedup", w.speedup()},
+                              {"metadata_build", metadata_json(build)},
                               {"steps", steps}};
     write_stdout(j.dump(2) + "\n");
   } else {
@@ -153,8 +169,9 @@ void add_step_command(CLI::App& app) {
       ->required();
   cmd->add_option("--rules", o->rules, "kernel name rules: a data/step name or a .json path")->capture_default_str();
   cmd->add_option("--edit", o->edits,
-                  "policy=SPEC | fuse=SEL[+SEL...][:us=T|:bytes=B] | remove=SEL[+SEL...] | gaps=T "
-                  "(SEL: a step class or re:REGEX); repeat, applied in order");
+                  "policy=SPEC | fuse=SEL[+SEL...][:us=T|:bytes=B] | remove=SEL[+SEL...] | gaps=T | "
+                  "metadata=host|device-serial|device-parallel (SEL: a step class or re:REGEX); repeat, applied in "
+                  "order");
   cmd->add_option("--policy", o->policy, "the split policy that planned the traced MLA kernels")->capture_default_str();
   cmd->add_option("--skip", o->skip, "steps left out at the start (warm-up)")->capture_default_str();
   cmd->add_option("--step-gap-us", o->step_gap_us,

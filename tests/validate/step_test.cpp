@@ -224,6 +224,16 @@ TEST_F(StepEdits, RemoveTakesTheKernelsAndTheirLaunchGaps) {
   EXPECT_DOUBLE_EQ(apply({"remove=re:^Memcpy"}).after_summary.time_us, 2 * 95.0 + 11);
 }
 
+sim::WorkloadContext h100_context() {
+  sim::Workload w;
+  w.gpu = "h100";
+  w.batch = sim::BatchSpec::uniform(16, 8192);
+  w.heads = 128;
+  w.q_dtype = w.kv_dtype = DType::bf16;
+  w.page_size = 64;
+  return sim::resolve(w);
+}
+
 TEST_F(StepEdits, FuseMakesEachRunOneKernel) {
   // q_absorb (4) and cat (2) run back to back: one kernel of 1.5 us, one gap fewer per layer.
   const StepWhatIf w = apply({"fuse=q_prep:us=1.5"});
@@ -261,9 +271,33 @@ TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
   EXPECT_NEAR(u.after_summary.time_us, 2 * (96.0 - 56 + 56 * unsplit.kernel_us / ran.kernel_us) + 11, 1e-9);
 }
 
+TEST_F(StepEdits, AMetadataEditPutsTheModelledBuildInTheStep) {
+  const sim::WorkloadContext ctx = h100_context();
+  sim::MetadataCostModel model;
+  model.implementations = {{"device-serial", 2.0, 0.25, 0.5, "published", "test"},
+                           {"host", 1.0, 0.0, 0.0, "measured", "test"}};
+  const sim::Evaluation e = sim::evaluate("aiter-v1", ctx);
+  const double built = 2.0 + 0.25 * e.plan->num_clusters() + 0.5 * sim::metadata_items(*e.plan);
+  std::vector<StepEdit> edits = {parse_step_edit("metadata=device-serial")};
+  const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", &model});
+  // The trace has no metadata kernel: the build goes first, the kernel that was first waits the median gap (1 us).
+  EXPECT_NEAR(w.after_summary.class_us.at("metadata"), built, 1e-9);
+  EXPECT_NEAR(w.after_summary.time_us, w.before_summary.time_us + built + 1, 1e-9);
+  EXPECT_EQ(w.after.front().kernels.front().kernel_class, "metadata");
+  // A second metadata edit replaces the first build; after a policy edit, it builds the new policy's plan.
+  edits = {parse_step_edit("metadata=device-serial"), parse_step_edit("policy=fixed:splits=4"),
+           parse_step_edit("metadata=host")};
+  const StepWhatIf twice = apply_step_edits(a, edits, {&ctx, "aiter-v1", &model});
+  EXPECT_NEAR(twice.after_summary.class_us.at("metadata"), 1.0, 1e-9);
+  EXPECT_NE(twice.notes.back().find("fixed:splits=4"), std::string::npos) << twice.notes.back();
+  // An implementation the model does not know is named.
+  edits = {parse_step_edit("metadata=gpu-magic")};
+  EXPECT_THROW(apply_step_edits(a, edits, {&ctx, "aiter-v1", &model}), InputError);
+}
+
 TEST(StepEditParsing, BadEditsAreNamed) {
   for (const std::string bad : {"fuse=q_prep", "fuse=q_prep:us=0", "fuse=q_prep:us=1:bytes=2", "remove=attention",
-                                "remove=", "gaps=-1", "policy=", "bogus=1", "fuse", "remove=re:("}) {
+                                "remove=", "gaps=-1", "policy=", "bogus=1", "fuse", "remove=re:(", "metadata="}) {
     try {
       parse_step_edit(bad);
       ADD_FAILURE() << bad;

@@ -10,7 +10,8 @@
 namespace mlasim::validate {
 namespace {
 
-constexpr const char* kForms = "policy=SPEC, fuse=SEL[+SEL...][:us=T|:bytes=B], remove=SEL[+SEL...] or gaps=T";
+constexpr const char* kForms =
+    "policy=SPEC, fuse=SEL[+SEL...][:us=T|:bytes=B], remove=SEL[+SEL...], gaps=T or metadata=IMPL";
 
 [[noreturn]] void bad_edit(const std::string& text, const std::string& why) {
   throw InputError("edit", "'" + text + "': " + why + " (forms: " + kForms + "; SEL: a step class or re:REGEX)");
@@ -155,6 +156,27 @@ int fuse_runs(DecodeStep& s, const Selector& match, const std::optional<double>&
   return runs;
 }
 
+// The step's metadata kernels become one build of `us` at the first one's place (none: at the step's start, the
+// kernel that was first then waiting the step's median launch gap after it).
+void replace_metadata(DecodeStep& s, const std::string& name, double us) {
+  const double gap = median_gap(s);
+  std::vector<StepKernel> out;
+  bool placed = false;
+  for (const StepKernel& k : s.kernels) {
+    if (k.kernel_class != "metadata") {
+      out.push_back(k);
+      continue;
+    }
+    if (!placed) out.push_back({name, "metadata", us, k.gap_us});
+    placed = true;
+  }
+  if (!placed) {
+    if (!out.empty()) out.front().gap_us = gap;
+    out.insert(out.begin(), {name, "metadata", us, 0.0});
+  }
+  s.kernels = std::move(out);
+}
+
 int remove_kernels(DecodeStep& s, const Selector& match) {
   const size_t before = s.kernels.size();
   std::erase_if(s.kernels, match);
@@ -173,6 +195,11 @@ StepEdit parse_step_edit(const std::string& text) {
   if (kind == "policy") {
     e.kind = StepEdit::Kind::policy;
     if (value.empty()) bad_edit(text, "policy= needs a policy spec");
+    e.policy = value;
+  } else if (kind == "metadata") {
+    e.kind = StepEdit::Kind::metadata;
+    if (value.empty())
+      bad_edit(text, "metadata= needs a planner implementation (host, device-serial, device-parallel)");
     e.policy = value;
   } else if (kind == "gaps") {
     e.kind = StepEdit::Kind::gaps;
@@ -200,6 +227,18 @@ StepEdit parse_step_edit(const std::string& text) {
   return e;
 }
 
+MetadataBuild metadata_build(const sim::MetadataCostModel& model, const std::string& policy,
+                             const sim::WorkloadContext& workload) {
+  const sim::Evaluation e = sim::evaluate(policy, workload);
+  MetadataBuild b;
+  b.policy = policy;
+  b.clusters = e.plan->num_clusters();
+  b.works = e.plan->num_works();
+  b.requests = e.plan->num_requests;
+  for (const auto& impl : model.implementations) b.us.emplace_back(impl.name, sim::metadata_us(impl, *e.plan));
+  return b;
+}
+
 double StepWhatIf::speedup() const {
   return after_summary.time_us > 0 ? before_summary.time_us / after_summary.time_us : 0.0;
 }
@@ -210,6 +249,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   w.before = analysis.steps;
   w.after = analysis.steps;
   if (context.workload) w.tokens_per_step = static_cast<double>(context.workload->batch.total_qo_tokens());
+  std::string running = context.ran_policy;  // the policy the edited step runs
   for (const StepEdit& e : edits) {
     const double before_us = summarize(w.after).time_us;
     std::string did;
@@ -224,6 +264,25 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       did = fmt::format("{} layers per step: predicted kernel {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}",
                         layers / static_cast<int>(w.after.size()), c.ran.kernel_us, context.ran_policy,
                         c.next.kernel_us, e.policy, c.ratio());
+      running = e.policy;
+    } else if (e.kind == StepEdit::Kind::metadata) {
+      if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
+      const sim::MetadataCostModel::Implementation* impl = nullptr;
+      try {
+        impl = &context.metadata_cost->at(e.policy);
+      } catch (const InputError& err) {
+        bad_edit(e.text, std::string(err.what()).substr(err.field().size() + 2));
+      }
+      const sim::Evaluation ev = sim::evaluate(running, *context.workload);
+      const double us = sim::metadata_us(*impl, *ev.plan);
+      double traced = 0;
+      for (const DecodeStep& s : w.after) traced += s.class_us().at("metadata");
+      traced /= static_cast<double>(w.after.size());
+      for (DecodeStep& s : w.after) replace_metadata(s, "metadata (" + impl->name + ", predicted)", us);
+      did = fmt::format(
+          "the plan of {} ({} clusters, {} works, {} requests) built by {} in {:.2f} us per step (metadata kernels "
+          "before: {:.2f} us)",
+          running, ev.plan->num_clusters(), ev.plan->num_works(), ev.plan->num_requests, impl->name, us, traced);
     } else if (e.kind == StepEdit::Kind::fuse) {
       double fused_us = 0;
       if (e.bytes) {

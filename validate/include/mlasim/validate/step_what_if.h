@@ -11,6 +11,9 @@
 //   remove=SEL[+SEL...]       those kernels go, with the launch gap before each
 //   gaps=T                    every gap between kernels of a step becomes T us (graph replay instead of eager
 //                             launches, or the reverse)
+//   metadata=IMPL             the step's metadata build (its `metadata` kernels, or none) becomes one build of the
+//                             plan of the policy the step runs (--policy, or the last policy= edit) by IMPL: host,
+//                             device-serial or device-parallel (metadata_cost.h)
 //
 // SEL is a step class (step_rules.h) or re:REGEX on kernel names (a regex selector stands alone).
 #include <optional>
@@ -18,15 +21,16 @@
 #include <vector>
 
 #include "mlasim/sim/evaluation.h"
+#include "mlasim/sim/metadata_cost.h"
 #include "mlasim/validate/step_analysis.h"
 
 namespace mlasim::validate {
 
 struct StepEdit {
-  enum class Kind { policy, fuse, remove, gaps };
+  enum class Kind { policy, fuse, remove, gaps, metadata };
   Kind kind = Kind::remove;
   std::string text;                    // as given
-  std::string policy;                  // policy: the spec to run instead
+  std::string policy;                  // policy: the spec to run instead; metadata: the implementation
   std::vector<std::string> selectors;  // fuse, remove: class names, or one "re:REGEX"
   std::optional<double> us;            // fuse: the fused kernel's time; gaps: the gap
   std::optional<double> bytes;         // fuse: the bytes the fused kernel moves
@@ -36,9 +40,19 @@ struct StepEdit {
 StepEdit parse_step_edit(const std::string& text);
 
 struct WhatIfContext {
-  const sim::WorkloadContext* workload = nullptr;  // the step's batch and the GPU profile
-  std::string ran_policy = "aiter-v1";             // the policy that planned the traced MLA kernels
+  const sim::WorkloadContext* workload = nullptr;         // the step's batch and the GPU profile
+  std::string ran_policy = "aiter-v1";                    // the policy that planned the traced MLA kernels
+  const sim::MetadataCostModel* metadata_cost = nullptr;  // metadata= edits: the planners' costs
 };
+
+// The metadata build of a policy's plan for the step's batch, by every implementation the model knows.
+struct MetadataBuild {
+  std::string policy;
+  int clusters = 0, works = 0, requests = 0;
+  std::vector<std::pair<std::string, double>> us;  // implementation, time
+};
+MetadataBuild metadata_build(const sim::MetadataCostModel& model, const std::string& policy,
+                             const sim::WorkloadContext& workload);
 
 struct StepWhatIf {
   std::vector<DecodeStep> before, after;
