@@ -22,20 +22,29 @@ nlohmann::json step_json(const std::string& args) {
   return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
 }
 
+// Every folder of validation traces: each prediction, its before step and the measured after step, from the
+// workload the prediction names.
 TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
-  std::ifstream in(kStepDir + "predictions.json");
-  ASSERT_TRUE(in) << kStepDir;
-  const nlohmann::json predictions = nlohmann::json::parse(in);
-  ASSERT_EQ(predictions.size(), 6u);
-  for (const auto& p : predictions) {
-    const std::string trace = kStepDir + "before_r" + std::to_string(p["round"].get<int>()) + ".json.gz";
-    const nlohmann::json j = step_json("--trace " + trace + kWorkload + " --edit " + p["edit"].get<std::string>());
-    EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << p["edit"];
-    EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << p["edit"];
-    const nlohmann::json after = step_json("--trace " + kStepDir + p["change"].get<std::string>() + "_r" +
-                                           std::to_string(p["round"].get<int>()) + ".json.gz" + kWorkload);
-    EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << p["change"];
+  int checked = 0;
+  for (const char* folder : {"step", "step_copy8", "step_copy16", "step_copy32"}) {
+    const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/h100/" + folder + "/";
+    std::ifstream in(dir + "predictions.json");
+    ASSERT_TRUE(in) << dir;
+    for (const auto& p : nlohmann::json::parse(in)) {
+      std::string workload;
+      for (const auto& arg : p["workload"]) workload += " " + arg.get<std::string>();
+      const std::string round = std::to_string(p["round"].get<int>());
+      const nlohmann::json j = step_json("--trace " + dir + "before_r" + round + ".json.gz" + workload + " --edit " +
+                                         p["edit"].get<std::string>());
+      EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << folder << p["edit"];
+      EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << folder << p["edit"];
+      const nlohmann::json after =
+          step_json("--trace " + dir + p["change"].get<std::string>() + "_r" + round + ".json.gz" + workload);
+      EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << folder;
+      ++checked;
+    }
   }
+  EXPECT_EQ(checked, 4 * 2 * 3);  // four runs of two rounds of three changes
 }
 
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
