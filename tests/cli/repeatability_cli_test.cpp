@@ -1,4 +1,5 @@
-// mlasim report --repeat: the committed H100 standard campaign against its second session.
+// mlasim report --repeat: the committed H100 standard campaign against its second session; --sessions median: the
+// three committed sessions as one reference (docs/validation.md §0.4-§0.5).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,24 @@ TEST(RepeatabilityCli, ComparesTwoSessionsOfOneCampaign) {
   const CliResult text = run_cli("report --gpu h100 --measurements " + kFirst + " --repeat " + kSecond);
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("measured best pick: over 156 workloads"), std::string::npos) << text.out;
+}
+
+TEST(RepeatabilityCli, TheMedianOfThreeSessionsIsOneRowPerConfiguration) {
+  const std::string third = std::string(MLASIM_DATA_DIR) + "/measurements/h100/campaign_standard-v1_9f65603_run3.csv";
+  const std::string sessions = " --measurements " + kFirst + " --measurements " + kSecond + " --measurements " + third;
+  const CliResult r = run_cli("report --gpu h100 --format json --sessions median" + sessions);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("3408 rows are 1136 configurations, 1136 of them measured in 3 sessions"), std::string::npos)
+      << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("all").at("rows"), 1136);
+  EXPECT_EQ(j.at("best_policy").at("workloads"), 156);
+  // The committed figure (docs/validation.md): 151 of 156 workloads.
+  EXPECT_NEAR(j.at("best_policy").at("within_3pct_pct").get<double>(), 100.0 * 151 / 156, 1e-9);
+  // Each session alone keeps every row: three times the rows.
+  const CliResult each = run_cli("report --gpu h100 --format json" + sessions);
+  ASSERT_EQ(each.code, 0) << each.err;
+  EXPECT_EQ(nlohmann::json::parse(each.out).at("all").at("rows"), 3408);
 }
 
 TEST(RepeatabilityCli, ASessionOfOtherConfigurationsIsRefused) {
