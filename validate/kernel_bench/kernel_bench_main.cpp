@@ -2,9 +2,9 @@
 // sweep, and writes one measurement CSV row per configuration (medians, L2 flushed between repetitions).
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +14,7 @@
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_file.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/validate/measurement_csv.h"
 
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
 
   try {
     const Gpu gpu = load_gpu(gpu_name);
+    // The files are checked before any GPU time is spent, and written whole (a rename) at the end.
+    check_writable(out_path, "out");
+    if (!stream_out_path.empty()) check_writable(stream_out_path, "stream-out");
     const std::string driver = "cuda-driver-api " + std::to_string(kernels::gpu_driver_version());
     std::printf("device: %s\n", kernels::gpu_description().c_str());
     std::vector<validate::MeasurementRow> rows;
@@ -140,19 +144,20 @@ int main(int argc, char** argv) {
                     runner.workgroups_per_cluster(), plan.num_clusters());
         std::fflush(stdout);
       }
-    std::ofstream(out_path) << validate::format_measurement_csv(rows);
+    write_file_atomically(out_path, validate::format_measurement_csv(rows));
 
     if (!stream_out_path.empty()) {
       std::vector<int> sms;
       for (int n : {1, 2, 4, 8, 16, 24, 32, 48, 64, 80, 96, 112, 132}) sms.push_back(n);
       const auto points = kernels::stream_read_sweep(sms, {1, 2, 3, 4}, int64_t{48} << 20, 5);
-      std::ofstream s(stream_out_path);
+      std::ostringstream s;
       s << "gpu,kernel,clusters,wg_per_cluster,bytes,kernel_us,tbps,driver,commit,date,source\n";
       for (const auto& p : points) {
         s << gpu_name << ",stream_read," << p.active_sms << "," << p.wg_per_sm << "," << p.bytes << "," << p.us << ","
           << p.tbps << "," << driver << "," << commit << "," << date << "," << csv_cell("measured: " + command) << "\n";
         std::printf("stream_read sms=%3d wg=%d %8.1f us %.3f TB/s\n", p.active_sms, p.wg_per_sm, p.us, p.tbps);
       }
+      write_file_atomically(stream_out_path, s.str(), "stream-out");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
