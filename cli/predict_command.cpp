@@ -34,9 +34,12 @@ void run_predict(const PredictOptions& o) {
   if (o.format == "json") {
     nlohmann::json j = sim::report_json(row);
     j["kernel_class"] = band.kernel_class;
-    j["uncertainty"] = {{"calibrated", band.calibrated},  {"sigma_pct", band.sigma_pct},
-                        {"params_pct", band.params_pct},  {"held_out_pct", band.residual_pct},
-                        {"kernel_us_low", band.low_us()}, {"kernel_us_high", band.high_us()}};
+    j["uncertainty"] = {{"calibrated", band.calibrated},
+                        {"sigma_pct", band.sigma_pct},
+                        {"params_pct", band.params_pct},
+                        {"held_out_pct", band.has_residual ? nlohmann::json(band.residual_pct) : nlohmann::json()},
+                        {"kernel_us_low", band.low_us()},
+                        {"kernel_us_high", band.high_us()}};
     if (o.timeline) j["timeline"] = sim::timeline_to_json(e.prediction->timeline);
     write_stdout(j.dump(2) + "\n");
   } else if (o.format == "text") {

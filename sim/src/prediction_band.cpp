@@ -34,6 +34,7 @@ PredictionBand prediction_band(const Plan& plan, const DecodeBatch& batch, const
   if (auto it = gpu.model_error.find(b.kernel_class); it != gpu.model_error.end()) {
     b.calibrated = true;
     b.residual_pct = it->second.rms_pct;
+    b.has_residual = true;
   }
   b.sigma_pct = std::hypot(b.params_pct, b.residual_pct);
   return b;
@@ -45,11 +46,12 @@ std::string prediction_band_text(const PredictionBand& band, const std::string& 
         "uncertainty: unknown (the {} profile carries no parameter errors and no held-out error; "
         "docs/validation.md)\n",
         gpu_name);
-  return fmt::format(
-      "uncertainty: kernel_us {:.2f} +- {:.1f} % ({:.2f} .. {:.2f}; parameters {:.1f} %, held-out {} "
-      "{:.1f} %)\n",
-      band.kernel_us, band.sigma_pct, band.low_us(), band.high_us(), band.params_pct, band.kernel_class,
-      band.residual_pct);
+  // A class the profile's fit held no rows out of has no measured model error: say so rather than print 0 %.
+  const std::string held_out =
+      band.has_residual ? fmt::format("held-out {} {:.1f} %", band.kernel_class, band.residual_pct)
+                        : fmt::format("no held-out rows of {}: the band is the parameters' alone", band.kernel_class);
+  return fmt::format("uncertainty: kernel_us {:.2f} +- {:.1f} % ({:.2f} .. {:.2f}; parameters {:.1f} %, {})\n",
+                     band.kernel_us, band.sigma_pct, band.low_us(), band.high_us(), band.params_pct, held_out);
 }
 
 }  // namespace mlasim::sim

@@ -120,6 +120,13 @@ TEST(PredictionBand, CombinesParameterErrorsAndTheClassHeldOutError) {
   EXPECT_LT(band.params_pct, 12.0);
   EXPECT_NEAR(band.sigma_pct, std::hypot(band.params_pct, 6.0), 1e-9);
   EXPECT_NEAR(band.high_us(), band.kernel_us * (1 + band.sigma_pct / 100), 1e-9);
+  EXPECT_NE(prediction_band_text(band, "h100").find("held-out wgmma-bf16 6.0 %"), std::string::npos);
+  // A class without held-out rows: the band is the parameters' alone, and the text says so instead of "0.0 %".
+  g.model_error.clear();
+  band = band_of(plan, b, g);
+  EXPECT_FALSE(band.has_residual);
+  EXPECT_DOUBLE_EQ(band.sigma_pct, band.params_pct);
+  EXPECT_NE(prediction_band_text(band, "h100").find("no held-out rows of wgmma-bf16"), std::string::npos);
 }
 
 }  // namespace

@@ -14,9 +14,10 @@ namespace mlasim::sim {
 
 struct PredictionBand {
   double kernel_us = 0;
-  double params_pct = 0;    // 1 sigma from the parameters' uncertainty, %
-  double residual_pct = 0;  // the class's held-out RMS error, %
-  double sigma_pct = 0;     // both in quadrature
+  double params_pct = 0;      // 1 sigma from the parameters' uncertainty, %
+  double residual_pct = 0;    // the class's held-out RMS error, %
+  bool has_residual = false;  // the profile holds a held-out error for the class (else residual_pct is 0, unknown)
+  double sigma_pct = 0;       // both in quadrature
   std::string kernel_class;
   bool calibrated = false;  // false: the profile has neither parameter errors nor a held-out error for the class
   double low_us() const { return kernel_us * (1 - sigma_pct / 100); }
@@ -27,8 +28,8 @@ struct PredictionBand {
 PredictionBand prediction_band(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                                const Metrics& base);
 
-// "kernel_us 1234.5 +- 6.2 % (1158.0 .. 1310.9; parameters 0.4 %, held-out wgmma-bf16 6.2 %)", or a line saying
-// the profile is not calibrated.
+// "kernel_us 1234.5 +- 6.2 % (1158.0 .. 1310.9; parameters 0.4 %, held-out wgmma-bf16 6.2 %)", with "no held-out
+// rows of CLASS" where the profile has none for the class, or a line saying the profile is not calibrated.
 std::string prediction_band_text(const PredictionBand& band, const std::string& gpu_name);
 
 }  // namespace mlasim::sim
