@@ -13,6 +13,7 @@
 
 #include "mlasim/gui/export.h"
 #include "mlasim/gui/main_window.h"
+#include "mlasim/gui/step_view.h"
 #include "mlasim/gui/sweep_view.h"
 #include "mlasim/gui/validation_plots.h"
 #include "mlasim/gui/validation_view.h"
@@ -81,8 +82,8 @@ int main(int argc, char** argv) {
   int select = -1;
   cli.add_option("--screenshot", screenshot, "open the window, save a picture of it to FILE.png and quit");
   cli.add_option("--tab", tab,
-                 "the tab --screenshot shows: timeline, plans, sweep (the sweep runs first) or validation")
-      ->check(CLI::IsMember({"timeline", "plans", "sweep", "validation"}))
+                 "the tab --screenshot shows: timeline, plans, sweep (the sweep runs first), validation or step")
+      ->check(CLI::IsMember({"timeline", "plans", "sweep", "validation", "step"}))
       ->capture_default_str();
   cli.add_option("--select", select, "the request --screenshot shows selected (validation: the point)");
   std::string open_measurements;
@@ -90,6 +91,12 @@ int main(int argc, char** argv) {
   std::string open_timeline;
   cli.add_option("--timeline", open_timeline,
                  "measured timeline (mlasim validate --timeline) to show above the prediction of its plan");
+  std::string open_step;
+  cli.add_option("--step", open_step,
+                 "kernel trace of decode steps (torch.profiler or rocprofv3) to show in the Step tab, its batch the "
+                 "scenario's workload and the policy that ran its policy A");
+  std::vector<std::string> step_edits;
+  cli.add_option("--edit", step_edits, "with --step: an edit as mlasim step --edit takes it; repeat");
   std::vector<std::string> measurements;
   std::string gpu = "h100";
   std::string out_dir;
@@ -127,6 +134,15 @@ int main(int argc, char** argv) {
     if (!open_timeline.empty() && !window.open_measured_timeline(QString::fromStdString(open_timeline))) {
       std::cerr << "mlasim-gui: error: " << window.last_error().toStdString() << "\n";
       return 2;
+    }
+    if (!open_step.empty()) {
+      QString edits;
+      for (const std::string& e : step_edits) edits += QString::fromStdString(e) + QLatin1Char(' ');
+      if (!window.open_step_trace(QString::fromStdString(open_step)) ||
+          !window.step_view()->set_edits(edits.trimmed())) {
+        std::cerr << "mlasim-gui: error: " << window.step_view()->last_error().toStdString() << "\n";
+        return 2;
+      }
     }
     if (!open_measurements.empty()) window.show_tab(QStringLiteral("validation"));
     window.show();

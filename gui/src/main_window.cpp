@@ -32,6 +32,7 @@
 #include "mlasim/gui/measured_metrics_model.h"
 #include "mlasim/gui/metrics_model.h"
 #include "mlasim/gui/policy_panel.h"
+#include "mlasim/gui/step_view.h"
 #include "mlasim/gui/sweep_view.h"
 #include "mlasim/gui/text_format.h"
 #include "mlasim/gui/timeline_view.h"
@@ -52,7 +53,7 @@ const char* side_name(int side) { return side == 0 ? "A" : "B"; }
 // The tabs in their order, by the names show_tab takes.
 const QStringList& tab_names() {
   static const QStringList names = {QStringLiteral("timeline"), QStringLiteral("plans"), QStringLiteral("sweep"),
-                                    QStringLiteral("validation")};
+                                    QStringLiteral("validation"), QStringLiteral("step")};
   return names;
 }
 
@@ -151,11 +152,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   plan_text_->setLineWrapMode(QPlainTextEdit::NoWrap);
   sweep_ = new SweepView;
   validation_ = new ValidationView;
+  step_ = new StepView;
   tabs_ = new QTabWidget;
   tabs_->addTab(timeline_split, tr("Timeline"));
   tabs_->addTab(plan_text_, tr("Plans"));
   tabs_->addTab(sweep_, tr("Sweep"));
   tabs_->addTab(validation_, tr("Validation"));
+  tabs_->addTab(step_, tr("Step"));
 
   error_label_ = new QLabel;
   error_label_->setObjectName(QStringLiteral("error"));
@@ -192,6 +195,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           });
   connect(validation_, &ValidationView::openRequested, this, &MainWindow::open_measurements_with_dialog);
   connect(validation_, &ValidationView::rowChosen, this, &MainWindow::show_measured_row);
+  connect(step_, &StepView::openRequested, this, &MainWindow::open_step_trace_with_dialog);
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
     if (tabs_->currentWidget() == plan_text_) show_results();
   });
@@ -226,6 +230,7 @@ void MainWindow::build_menus() {
   file->addAction(tr("Open measured &timeline..."), this, &MainWindow::open_measured_timeline_with_dialog);
   close_measured_action_ = file->addAction(tr("C&lose measured timeline"), this, &MainWindow::close_measured_timeline);
   close_measured_action_->setEnabled(false);
+  file->addAction(tr("Open step t&race..."), this, &MainWindow::open_step_trace_with_dialog);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -329,6 +334,7 @@ bool MainWindow::recompute() {
   }
   results_ = std::move(next);
   context_ = std::move(ctx);
+  step_->set_workload(context_, current.policies[0].spec);
   sweep_->set_scenario(current);
   show_results();
   clear_error();
@@ -671,6 +677,22 @@ void MainWindow::open_measured_timeline_with_dialog() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open measured timeline"), QString(),
                                                     tr("Measured timelines (*.json);;All files (*)"));
   if (!path.isEmpty() && !open_measured_timeline(path)) warn(tr("Cannot open the measured timeline"));
+}
+
+bool MainWindow::open_step_trace(const QString& path) {
+  if (!step_->open_trace(path)) {
+    last_error_ = step_->last_error();
+    show_tab(QStringLiteral("step"));
+    return false;
+  }
+  show_tab(QStringLiteral("step"));
+  return true;
+}
+
+void MainWindow::open_step_trace_with_dialog() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open step trace"), QString(), tr("Kernel traces (*.json *.json.gz *.csv *.csv.gz);;All files (*)"));
+  if (!path.isEmpty() && !open_step_trace(path)) warn(tr("Cannot open the step trace"));
 }
 
 void MainWindow::export_metrics_with_dialog() {

@@ -26,6 +26,7 @@ namespace mlasim::gui {
 class MeasuredMetricsModel;
 class MetricsModel;
 class PolicyPanel;
+class StepView;
 class SweepView;
 class TimelineView;
 class ValidationView;
@@ -71,7 +72,11 @@ class MainWindow : public QMainWindow {
   // Plans and simulates both sides from the forms now; false (and the message shown) when that fails.
   bool recompute();
 
-  // Shows the tab "timeline", "plans", "sweep" or "validation"; false for another name.
+  // Opens a kernel trace of decode steps in the Step tab (its batch: the workload; the policy that ran: A) and shows
+  // the tab; false (and the message shown) when it cannot be read.
+  bool open_step_trace(const QString& path);
+
+  // Shows the tab "timeline", "plans", "sweep", "validation" or "step"; false for another name.
   bool show_tab(const QString& name);
   QString current_tab() const;
   // Selects `request` as a click on one of its boxes would (-1 clears).
@@ -92,6 +97,7 @@ class MainWindow : public QMainWindow {
   QTableView* work_table() const { return work_table_; }
   SweepView* sweep_view() const { return sweep_; }
   ValidationView* validation_view() const { return validation_; }
+  StepView* step_view() const { return step_; }
   QLabel* error_label() const { return error_label_; }
   QLabel* uplift_label() const { return uplift_label_; }
 
@@ -107,6 +113,7 @@ class MainWindow : public QMainWindow {
   void export_metrics_with_dialog();
   void open_measurements_with_dialog();
   void open_measured_timeline_with_dialog();
+  void open_step_trace_with_dialog();
   void warn(const QString& title);
   // The scene lane of side 0 (A) or 1 (B): after the measured lane when one is shown.
   int lane_of_side(int side) const { return side + (measured_ ? 1 : 0); }
@@ -134,6 +141,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* plan_text_;
   SweepView* sweep_;
   ValidationView* validation_;
+  StepView* step_;
   QTabWidget* tabs_;
   QLabel* error_label_;
   QLabel* uplift_label_;

@@ -1,0 +1,154 @@
+#include "mlasim/gui/step_view.h"
+
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPixmap>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "mlasim/gui/step_picture.h"
+#include "mlasim/model/input_error.h"
+#include "mlasim/validate/kernel_trace.h"
+#include "mlasim/validate/step_rules.h"
+
+namespace mlasim::gui {
+
+StepView::StepView(QWidget* parent) : QWidget(parent) {
+  auto* open = new QPushButton(tr("Open trace..."));
+  trace_label_ = new QLabel(tr("No trace: open a torch.profiler or rocprofv3 kernel trace of decode steps."));
+  edits_ = new QLineEdit;
+  edits_->setPlaceholderText(
+      tr("edits, as mlasim step --edit takes them: policy=fixed:splits=4 "
+         "fuse=q_prep:bytes=18743296 remove=copy gaps=0 metadata=device-serial"));
+  auto* apply = new QPushButton(tr("Apply"));
+  summary_label_ = new QLabel;
+  summary_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  error_label_ = new QLabel;
+  error_label_->setWordWrap(true);
+  error_label_->setStyleSheet(QStringLiteral("color: #8a1111;"));
+  error_label_->hide();
+  picture_label_ = new QLabel;
+  picture_label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  scroll_ = new QScrollArea;
+  scroll_->setWidget(picture_label_);
+  scroll_->setWidgetResizable(true);
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(open);
+  top->addWidget(trace_label_, 1);
+  auto* edit_row = new QHBoxLayout;
+  edit_row->addWidget(new QLabel(tr("Edits")));
+  edit_row->addWidget(edits_, 1);
+  edit_row->addWidget(apply);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addLayout(edit_row);
+  layout->addWidget(error_label_);
+  layout->addWidget(summary_label_);
+  layout->addWidget(scroll_, 1);
+
+  connect(open, &QPushButton::clicked, this, &StepView::openRequested);
+  connect(apply, &QPushButton::clicked, this, [this] { set_edits(edits_->text()); });
+  connect(edits_, &QLineEdit::returnPressed, this, [this] { set_edits(edits_->text()); });
+}
+
+bool StepView::open_trace(const QString& path, const QString& rules) {
+  try {
+    const validate::StepRules r = validate::load_step_rules(rules.toStdString());
+    validate::StepAnalysis a =
+        validate::analyse_steps(validate::read_kernel_trace(path.toStdString()), r, validate::StepOptions{});
+    analysis_ = std::move(a);
+  } catch (const InputError& e) {
+    last_error_ = QString::fromStdString(e.what());
+    error_label_->setText(last_error_);
+    error_label_->show();
+    return false;
+  }
+  trace_label_->setText(tr("%1: %2 steps (%3), %4 kernels, rules %5")
+                            .arg(QFileInfo(path).fileName())
+                            .arg(analysis_->steps.size())
+                            .arg(QString::fromStdString(analysis_->split))
+                            .arg(analysis_->kernels)
+                            .arg(QString::fromStdString(analysis_->rules)));
+  return update();
+}
+
+void StepView::set_workload(std::shared_ptr<const sim::WorkloadContext> workload, const std::string& ran_policy) {
+  workload_ = std::move(workload);
+  ran_policy_ = ran_policy;
+  if (analysis_) update();
+}
+
+bool StepView::set_edits(const QString& edits) {
+  std::vector<validate::StepEdit> parsed;
+  try {
+    for (const QString& e : edits.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+      parsed.push_back(validate::parse_step_edit(e.toStdString()));
+  } catch (const InputError& e) {
+    last_error_ = QString::fromStdString(e.what());
+    error_label_->setText(last_error_);
+    error_label_->show();
+    return false;
+  }
+  if (edits_->text() != edits) edits_->setText(edits);
+  std::swap(edits_parsed_, parsed);
+  if (update()) return true;
+  std::swap(edits_parsed_, parsed);  // the edits that failed are not kept
+  return false;
+}
+
+bool StepView::update() {
+  if (!analysis_) return true;
+  try {
+    if (!metadata_cost_) metadata_cost_ = sim::load_metadata_cost();
+    validate::StepWhatIf w =
+        validate::apply_step_edits(*analysis_, edits_parsed_, {workload_.get(), ran_policy_, &*metadata_cost_});
+    what_if_ = std::move(w);
+  } catch (const InputError& e) {
+    last_error_ = QString::fromStdString(e.what());
+    error_label_->setText(last_error_);
+    error_label_->show();
+    return false;
+  }
+  last_error_.clear();
+  error_label_->hide();
+  draw();
+  summary_label_->setText(summary());
+  return true;
+}
+
+void StepView::draw() {
+  if (!what_if_) return;
+  const QString title =
+      what_if_->notes.empty()
+          ? tr("Step %1 as measured").arg(what_if_->before.front().index)
+          : tr("Step %1: measured and edited (%2)").arg(what_if_->before.front().index).arg(edits_->text());
+  picture_ = step_picture(*what_if_, 0, title, QSize(std::max(900, scroll_->viewport()->width() - 4), 360));
+  picture_label_->setPixmap(QPixmap::fromImage(picture_));
+}
+
+void StepView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  draw();
+}
+
+QString StepView::summary() const {
+  if (!what_if_) return {};
+  const validate::StepSummary& b = what_if_->before_summary;
+  const validate::StepSummary& a = what_if_->after_summary;
+  QString s = tr("mean step: measured %1 us, edited %2 us: %3x (%4 % tokens/s); attention share %5 % -> %6 %")
+                  .arg(b.time_us, 0, 'f', 1)
+                  .arg(a.time_us, 0, 'f', 1)
+                  .arg(what_if_->speedup(), 0, 'f', 3)
+                  .arg((what_if_->speedup() - 1) * 100, 0, 'f', 1)
+                  .arg(b.attention_share() * 100, 0, 'f', 1)
+                  .arg(a.attention_share() * 100, 0, 'f', 1);
+  for (const std::string& n : what_if_->notes) s += QStringLiteral("\n") + QString::fromStdString(n);
+  return s;
+}
+
+}  // namespace mlasim::gui

@@ -1,0 +1,105 @@
+// The Step tab: a committed decode-step trace opened in the explorer, its batch the explorer's workload and the
+// policy that ran policy A; edits typed above it give the same step `mlasim step` gives, drawn as two lanes.
+#include <QTest>
+
+#include "gui_test_support.h"
+#include "mlasim/gui/main_window.h"
+#include "mlasim/gui/step_picture.h"
+#include "mlasim/gui/step_view.h"
+#include "mlasim/sim/scenario.h"
+
+using namespace mlasim;
+using namespace mlasim::gui;
+
+namespace {
+
+const QString kTrace = QStringLiteral(MLASIM_DATA_DIR "/measurements/h100/step/before_r1.json.gz");
+const QString kScenario = QStringLiteral(MLASIM_DATA_DIR "/scenarios/h100_decode_step_split.json");
+
+// Pixels of `color` in a row of the picture, between x0 and x1.
+int pixels_of(const QImage& image, int y, const QColor& color, int x0, int x1) {
+  int n = 0;
+  for (int x = x0; x < x1; ++x) n += QColor(image.pixel(x, y)) == color;
+  return n;
+}
+
+}  // namespace
+
+class StepTabTest : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<MainWindow> window_;
+
+ private slots:
+  void init() {
+    window_ = std::make_unique<MainWindow>();
+    window_->resize(1400, 900);
+    QVERIFY(window_->open_scenario(kScenario));
+    window_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+  }
+  void cleanup() { window_.reset(); }
+
+  void a_trace_opens_in_the_step_tab() {
+    QVERIFY2(window_->open_step_trace(kTrace), qPrintable(window_->last_error()));
+    QCOMPARE(window_->current_tab(), QStringLiteral("step"));
+    const StepView* view = window_->step_view();
+    QVERIFY(view->what_if().has_value());
+    // As measured: 20 steps of 8 layers, nothing edited, both lanes the same step.
+    QCOMPARE(view->what_if()->before.size(), size_t{20});
+    QCOMPARE(view->what_if()->before_summary.layers, 8.0);
+    QCOMPARE(view->what_if()->after_summary.time_us, view->what_if()->before_summary.time_us);
+    QVERIFY(!view->picture().isNull());
+  }
+
+  void edits_give_what_mlasim_step_gives() {
+    QVERIFY(window_->open_step_trace(kTrace));
+    StepView* view = window_->step_view();
+    QVERIFY2(view->set_edits(QStringLiteral("policy=fixed:splits=4")), qPrintable(view->last_error()));
+    // The CLI's prediction of this edit on this trace (data/measurements/h100/step/predictions.json, round 1).
+    QVERIFY(std::abs(view->what_if()->after_summary.time_us - 1184.22) < 0.01);
+    QVERIFY(view->summary().contains(QStringLiteral("policy=fixed:splits=4")));
+    // The edited lane (the second) ends where its step ends: right of it the lane is empty.
+    const QImage& p = view->picture();
+    const QColor attention = step_class_color("mla_stage1");
+    const int measured_y = 44 + 35, edited_y = 44 + 70 + 26 + 35;
+    QVERIFY(pixels_of(p, measured_y, attention, 0, p.width()) > pixels_of(p, edited_y, attention, 0, p.width()));
+    QCOMPARE(pixels_of(p, edited_y, attention, p.width() * 3 / 4, p.width()), 0);
+  }
+
+  void a_bad_edit_keeps_the_last_step() {
+    QVERIFY(window_->open_step_trace(kTrace));
+    StepView* view = window_->step_view();
+    QVERIFY(view->set_edits(QStringLiteral("remove=copy")));
+    const double kept = view->what_if()->after_summary.time_us;
+    QVERIFY(!view->set_edits(QStringLiteral("remove=copy bogus=1")));
+    QVERIFY(view->last_error().startsWith(QStringLiteral("edit: 'bogus=1'")));
+    QCOMPARE(view->what_if()->after_summary.time_us, kept);
+    QVERIFY(!view->set_edits(QStringLiteral("metadata=gpu-magic")));
+    QCOMPARE(view->what_if()->after_summary.time_us, kept);
+    // A good edit after them applies.
+    QVERIFY(view->set_edits(QStringLiteral("gaps=0")));
+    QCOMPARE(view->what_if()->after_summary.gaps_us, 0.0);
+  }
+
+  void the_workload_follows_the_explorer() {
+    QVERIFY(window_->open_step_trace(kTrace));
+    StepView* view = window_->step_view();
+    QVERIFY(view->set_edits(QStringLiteral("policy=fixed:splits=4")));
+    const double with_16 = view->what_if()->after_summary.time_us;
+    // Another batch in the workload panel re-predicts the same edit for it.
+    sim::Scenario s = window_->scenario();
+    s.workload.batch = sim::BatchSpec::uniform(64, 4096);
+    window_->set_scenario(s);
+    QVERIFY(view->what_if()->after_summary.time_us != with_16);
+    QCOMPARE(view->what_if()->tokens_per_step, 64.0);
+  }
+
+  void a_missing_trace_is_named() {
+    QVERIFY(!window_->open_step_trace(QStringLiteral("/nonexistent/trace.json")));
+    QVERIFY(window_->last_error().startsWith(QStringLiteral("trace: ")));
+  }
+};
+
+QTEST_MAIN(StepTabTest)
+#include "step_tab_test.moc"
