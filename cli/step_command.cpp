@@ -28,6 +28,7 @@ struct StepCommandOptions {
   std::string rules = "mlasim-torch";
   std::vector<std::string> edits;
   std::string policy = "aiter-v1";
+  CLI::Option* policy_flag = nullptr;
   int skip = 0;
   double step_gap_us = 0;
   bool no_markers = false;
@@ -110,13 +111,15 @@ void run_step(const StepCommandOptions& o) {
   for (const std::string& e : o.edits) edits.push_back(validate::parse_step_edit(e));
   const auto scenario = o.workload.scenario();
   const sim::WorkloadContext ctx = sim::resolve(o.workload.workload(scenario));
-  sim::make_policy(o.policy);  // a bad --policy is reported before the trace is read
+  // The policy that ran: --policy, else the scenario's policy A (as the explorer's Step tab takes it).
+  const std::string policy = choose_policy(o.policy_flag, o.policy, scenario, "A", 0, "aiter-v1");
+  sim::make_policy(policy);  // a bad --policy is reported before the trace is read
   const validate::StepRules rules = validate::load_step_rules(o.rules);
   const validate::KernelTrace trace = validate::read_kernel_trace(o.trace);
   const validate::StepAnalysis a = validate::analyse_steps(trace, rules, {o.skip, o.step_gap_us, !o.no_markers});
   const sim::MetadataCostModel metadata_cost = sim::load_metadata_cost();
-  const validate::StepWhatIf w = validate::apply_step_edits(a, edits, {&ctx, o.policy, &metadata_cost});
-  const validate::MetadataBuild build = validate::metadata_build(metadata_cost, o.policy, ctx);
+  const validate::StepWhatIf w = validate::apply_step_edits(a, edits, {&ctx, policy, &metadata_cost});
+  const validate::MetadataBuild build = validate::metadata_build(metadata_cost, policy, ctx);
   if (o.format == "text") {
     write_stdout(text_report(a, w, ctx, build, o.steps));
   } else if (o.format == "json") {
@@ -135,7 +138,7 @@ void run_step(const StepCommandOptions& o) {
                               {"kernels", a.kernels},
                               {"unmarked_kernels", a.unmarked_kernels},
                               {"tokens_per_step", w.tokens_per_step},
-                              {"policy", o.policy},
+                              {"policy", policy},
                               {"edits", o.edits},
                               {"notes", w.notes},
                               {"measured", summary_json(w.before_summary, w.tokens_per_step)},
@@ -172,7 +175,9 @@ void add_step_command(CLI::App& app) {
                   "policy=SPEC | fuse=SEL[+SEL...][:us=T|:bytes=B] | remove=SEL[+SEL...] | gaps=T | "
                   "metadata=host|device-serial|device-parallel (SEL: a step class or re:REGEX); repeat, applied in "
                   "order");
-  cmd->add_option("--policy", o->policy, "the split policy that planned the traced MLA kernels")->capture_default_str();
+  o->policy_flag = cmd->add_option("--policy", o->policy,
+                                   "the split policy that planned the traced MLA kernels (default: the scenario's "
+                                   "policy A, else aiter-v1)");
   cmd->add_option("--skip", o->skip, "steps left out at the start (warm-up)")->capture_default_str();
   cmd->add_option("--step-gap-us", o->step_gap_us,
                   "a trace without step markers: a device gap longer than this ends a step (0: automatic)");

@@ -65,6 +65,25 @@ TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
   EXPECT_EQ(csv.out.rfind("metric,measured,edited\nstep_us,", 0), 0u) << csv.out;
 }
 
+// The policy that ran: --policy, else the scenario's policy A, as the explorer's Step tab takes it.
+TEST(StepCli, TheScenariosPolicyAIsThePolicyThatRan) {
+  nlohmann::json scenario =
+      nlohmann::json::parse(read_file(std::string(MLASIM_DATA_DIR) + "/scenarios/h100_decode_step_split.json"));
+  scenario["policies"]["A"] = "fixed:splits=4";
+  const std::string path = temp_path("step_scenario_a.json");
+  write_file(path, scenario.dump());
+  const std::string trace = " --trace " + kStepDir + "policy_r1.json.gz --scenario " + path;
+  nlohmann::json j = step_json(trace);
+  EXPECT_EQ(j["policy"], "fixed:splits=4");
+  EXPECT_EQ(j["metadata_build"]["policy"], "fixed:splits=4");
+  // Back to aiter-v1 from the policy that ran: the reduce kernels go.
+  j = step_json(trace + " --edit policy=aiter-v1");
+  EXPECT_DOUBLE_EQ(j["edited"]["class_us"]["mla_reduce"].get<double>(), 0.0);
+  EXPECT_GT(j["measured"]["class_us"]["mla_reduce"].get<double>(), 0.0);
+  // --policy still names it when given.
+  EXPECT_EQ(step_json(trace + " --policy aiter-v1")["policy"], "aiter-v1");
+}
+
 TEST(StepCli, EditsApplyInOrder) {
   const std::string base = "--trace " + kStepDir + "before_r1.json.gz" + kWorkload;
   const double both = step_json(base + " --edit remove=copy --edit gaps=0")["edited"]["step_us"].get<double>();

@@ -121,6 +121,40 @@ TEST(StepTrace, AKernelWithoutACorrelatedLaunchJoinsTheStepBeforeIt) {
   EXPECT_EQ(a.steps[1].kernels.size(), kLayer.size());
 }
 
+// torch.profiler's ProfilerStep ranges cut the steps when a trace also has decode_step ranges inside them (each
+// step would otherwise be cut in two).
+TEST(StepTrace, ProfilerStepsWinOverDecodeStepRangesInsideThem) {
+  json t = chrome_trace(3, 1);
+  json inner = json::array();
+  for (const json& e : t["traceEvents"])
+    if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0)
+      inner.push_back({{"ph", "X"},
+                       {"cat", "user_annotation"},
+                       {"name", "decode_step"},
+                       {"ts", e["ts"].get<double>() + 0.5},
+                       {"dur", 100}});
+  for (json& e : inner) t["traceEvents"].push_back(e);
+  const StepAnalysis a = analyse(t.dump());
+  EXPECT_EQ(a.total_steps, 3);
+  EXPECT_EQ(a.steps.front().kernels.size(), kLayer.size());
+  // Without ProfilerStep ranges, the decode_step ranges cut them.
+  json only = {{"traceEvents", json::array()}};
+  for (const json& e : t["traceEvents"])
+    if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) != 0) only["traceEvents"].push_back(e);
+  EXPECT_EQ(analyse(only.dump()).split, "markers");
+}
+
+// Markers whose ranges hold no correlated launch place no kernel: the device gaps cut the steps instead.
+TEST(StepTrace, MarkersThatPlaceNoKernelFallBackToGaps) {
+  json t = chrome_trace(3, 1);
+  for (json& e : t["traceEvents"])
+    if (e.contains("args")) e["args"].erase("correlation");
+  const StepAnalysis a = analyse(t.dump());
+  EXPECT_EQ(a.total_steps, 3);
+  EXPECT_NE(a.split.find("gaps"), std::string::npos) << a.split;
+  EXPECT_NE(a.split.find("step markers hold no correlated launch"), std::string::npos) << a.split;
+}
+
 TEST(StepTrace, RocprofCsvInNanoseconds) {
   const std::string csv =
       "Kernel_Name,Start_Timestamp,End_Timestamp,Queue_Id\n"
@@ -271,6 +305,28 @@ TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
   EXPECT_NEAR(u.after_summary.time_us, 2 * (96.0 - 56 + 56 * unsplit.kernel_us / ran.kernel_us) + 11, 1e-9);
 }
 
+// A second policy edit scales against the policy the first left running: back to the policy that ran is the
+// measured step again, and the same policy twice changes nothing the second time.
+TEST_F(StepEdits, PolicyEditsChainFromThePolicyTheStepRuns) {
+  const sim::WorkloadContext ctx = h100_context();
+  const double measured = apply({}, &ctx).before_summary.class_us.at("mla_stage1");
+  const StepWhatIf back = apply({"policy=aiter-v1:max_split_per_batch=2", "policy=aiter-v1"}, &ctx);
+  EXPECT_NEAR(back.after_summary.class_us.at("mla_stage1") + back.after_summary.class_us.at("mla_reduce"),
+              measured + back.before_summary.class_us.at("mla_reduce"), 1e-9);
+  EXPECT_NE(back.notes.back().find("(aiter-v1:max_split_per_batch=2) -> "), std::string::npos) << back.notes.back();
+  const StepWhatIf once = apply({"policy=fixed:splits=4"}, &ctx);
+  const StepWhatIf twice = apply({"policy=fixed:splits=4", "policy=fixed:splits=4"}, &ctx);
+  EXPECT_NEAR(twice.after_summary.time_us, once.after_summary.time_us, 1e-9);
+}
+
+// Edits that would leave a step empty or a time beyond any trace's are refused, naming the edit.
+TEST_F(StepEdits, EditsThatLeaveNoStepAreRefused) {
+  EXPECT_THROW(apply({"remove=re:."}), InputError);
+  EXPECT_THROW(apply({"gaps=1e308"}), InputError);
+  EXPECT_THROW(apply({"fuse=re:.:us=2e12"}), InputError);
+  EXPECT_NO_THROW(apply({"gaps=1e12"}));
+}
+
 TEST_F(StepEdits, AMetadataEditPutsTheModelledBuildInTheStep) {
   const sim::WorkloadContext ctx = h100_context();
   sim::MetadataCostModel model;
@@ -296,8 +352,9 @@ TEST_F(StepEdits, AMetadataEditPutsTheModelledBuildInTheStep) {
 }
 
 TEST(StepEditParsing, BadEditsAreNamed) {
-  for (const std::string bad : {"fuse=q_prep", "fuse=q_prep:us=0", "fuse=q_prep:us=1:bytes=2", "remove=attention",
-                                "remove=", "gaps=-1", "policy=", "bogus=1", "fuse", "remove=re:(", "metadata="}) {
+  for (const std::string bad :
+       {"fuse=q_prep", "fuse=q_prep:us=0", "fuse=q_prep:us=1:bytes=2", "remove=attention", "remove=", "gaps=-1",
+        "policy=", "bogus=1", "fuse", "remove=re:(", "metadata=", "policy=foo", "policy=aiter-v1:bogus=1"}) {
     try {
       parse_step_edit(bad);
       ADD_FAILURE() << bad;

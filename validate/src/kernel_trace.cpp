@@ -28,10 +28,13 @@ bool is_device_event(const std::string& cat) {
          cat == "Memset";
 }
 
-// Host-side ranges that mark one decode step each.
-bool is_step_marker(const std::string& cat, const std::string& name) {
-  static const std::regex marker(R"(^(ProfilerStep#\d+|decode_step.*)$)");
-  return cat == "user_annotation" && std::regex_match(name, marker);
+// Host-side ranges that mark one decode step each: 1 for torch.profiler's ProfilerStep#N, 2 for a range named
+// decode_step..., 0 for any other event.
+int step_marker_kind(const std::string& cat, const std::string& name) {
+  if (cat != "user_annotation") return 0;
+  static const std::regex profiler_step(R"(^ProfilerStep#\d+$)");
+  if (std::regex_match(name, profiler_step)) return 1;
+  return name.rfind("decode_step", 0) == 0 ? 2 : 0;
 }
 
 // A timestamp (ts, within ±1e18 us) or a duration (dur, 0..1e12 us), so that sums over a trace stay finite.
@@ -68,7 +71,7 @@ KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
   struct Marker {
     double begin, end;
   };
-  std::vector<Marker> markers;
+  std::vector<Marker> markers, decode_markers;
   std::map<long long, double> launch_ts;  // correlation id -> host launch time
   std::vector<long long> kernel_correlation;
   for (size_t i = 0; i < events->size(); ++i) {
@@ -91,13 +94,16 @@ KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
           k.stream = s->get<long long>();
       t.kernels.push_back(std::move(k));
       kernel_correlation.push_back(correlation_of(e));
-    } else if (is_step_marker(cat, name)) {
+    } else if (const int kind = step_marker_kind(cat, name); kind > 0) {
       const double ts = number_field(e, "ts", where, false);
-      markers.push_back({ts, ts + number_field(e, "dur", where, true)});
+      (kind == 1 ? markers : decode_markers).push_back({ts, ts + number_field(e, "dur", where, true)});
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
       if (const long long c = correlation_of(e); c >= 0) launch_ts[c] = number_field(e, "ts", where, false);
     }
   }
+  // One kind of marker cuts the steps: torch.profiler's steps when the trace has them (a decode_step range inside
+  // one would otherwise cut each step in two), else the decode_step ranges.
+  if (markers.empty()) markers = std::move(decode_markers);
   std::sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.begin < b.begin; });
   t.marked_steps = static_cast<int>(markers.size());
   for (size_t k = 0; k < t.kernels.size() && !markers.empty(); ++k) {

@@ -78,7 +78,11 @@ StepAnalysis analyse_steps(const KernelTrace& trace, const StepRules& rules, con
   a.rules = rules.name;
   a.kernels = static_cast<int>(trace.kernels.size());
   std::vector<std::vector<const TraceKernel*>> groups;
-  if (options.use_markers && trace.marked_steps > 0) {
+  // Markers cut the steps only when some kernel's launch lies in one (a trace whose launches carry no correlation
+  // ids has markers that place nothing): else the device gaps do.
+  const bool markers_place =
+      std::any_of(trace.kernels.begin(), trace.kernels.end(), [](const TraceKernel& k) { return k.marked_step >= 0; });
+  if (options.use_markers && trace.marked_steps > 0 && markers_place) {
     a.split = "markers";
     groups.resize(static_cast<size_t>(trace.marked_steps));
     // A kernel whose launch no marker covers (a library whose launches the profiler did not correlate) belongs to
@@ -100,10 +104,12 @@ StepAnalysis analyse_steps(const KernelTrace& trace, const StepRules& rules, con
       latest_end = std::max(latest_end, k.end_us);
     }
     a.split = groups.size() > 1 ? fmt::format("gaps > {:.0f} us", gap) : "whole trace";
+    if (options.use_markers && trace.marked_steps > 0) a.split += " (its step markers hold no correlated launch)";
   }
   a.total_steps = static_cast<int>(groups.size());
   if (options.skip >= a.total_steps)
-    throw InputError("skip", "leaves no step: the trace has " + std::to_string(a.total_steps) + " (" + a.split + ")");
+    throw InputError("skip", "leaves no step: --skip " + std::to_string(options.skip) + " of the trace's " +
+                                 std::to_string(a.total_steps) + " (" + a.split + ")");
   for (int i = options.skip; i < a.total_steps; ++i) {
     // Within a step, device order (markers group kernels by launch; a stream's kernels may interleave).
     auto& g = groups[static_cast<size_t>(i)];

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/split_policy.h"
 
 namespace mlasim::validate {
 namespace {
@@ -17,6 +18,10 @@ constexpr const char* kForms =
   throw InputError("edit", "'" + text + "': " + why + " (forms: " + kForms + "; SEL: a step class or re:REGEX)");
 }
 
+// The largest time (us) or byte count an edit takes: the bound a trace's own durations have (kernel_trace.h), so
+// every edited step stays finite.
+constexpr double kMaxEditValue = 1e12;
+
 double positive_number(const std::string& text, const std::string& value, const char* what, bool allow_zero) {
   size_t used = 0;
   double v = 0;
@@ -25,8 +30,9 @@ double positive_number(const std::string& text, const std::string& value, const 
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != value.size() || !std::isfinite(v) || v < 0 || (!allow_zero && v == 0))
-    bad_edit(text, std::string(what) + " must be a number " + (allow_zero ? ">= 0" : "> 0") + ", got '" + value + "'");
+  if (used == 0 || used != value.size() || !std::isfinite(v) || v < 0 || (!allow_zero && v == 0) || v > kMaxEditValue)
+    bad_edit(text, std::string(what) + " must be a number " + (allow_zero ? ">= 0" : "> 0") +
+                       " and at most 1e12, got '" + value + "'");
   return v;
 }
 
@@ -195,6 +201,11 @@ StepEdit parse_step_edit(const std::string& text) {
   if (kind == "policy") {
     e.kind = StepEdit::Kind::policy;
     if (value.empty()) bad_edit(text, "policy= needs a policy spec");
+    try {
+      sim::make_policy(value);  // a spec that names no policy, or a knob it lacks, is this edit's error
+    } catch (const InputError& err) {
+      bad_edit(text, std::string(err.what()).substr(err.field().size() + 2));
+    }
     e.policy = value;
   } else if (kind == "metadata") {
     e.kind = StepEdit::Kind::metadata;
@@ -255,15 +266,16 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     std::string did;
     if (e.kind == StepEdit::Kind::policy) {
       if (!context.workload) bad_edit(e.text, "a policy edit needs the step's workload");
-      PolicyChange c{sim::evaluate(context.ran_policy, *context.workload).prediction->metrics,
+      // Against the policy the step runs now: after an earlier policy edit, that edit's policy.
+      PolicyChange c{sim::evaluate(running, *context.workload).prediction->metrics,
                      sim::evaluate(e.policy, *context.workload).prediction->metrics};
       if (c.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
       int layers = 0;
       for (DecodeStep& s : w.after) layers += apply_policy(s, c);
       if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
       did = fmt::format("{} layers per step: predicted kernel {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}",
-                        layers / static_cast<int>(w.after.size()), c.ran.kernel_us, context.ran_policy,
-                        c.next.kernel_us, e.policy, c.ratio());
+                        layers / static_cast<int>(w.after.size()), c.ran.kernel_us, running, c.next.kernel_us, e.policy,
+                        c.ratio());
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
@@ -306,6 +318,8 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;
       did = fmt::format("every gap between kernels set to {:.2f} us", *e.us);
     }
+    for (const DecodeStep& s : w.after)
+      if (s.kernels.empty()) bad_edit(e.text, "leaves a step without a kernel");
     w.notes.push_back(
         fmt::format("{}: {}; step {:.2f} -> {:.2f} us", e.text, did, before_us, summarize(w.after).time_us));
   }

@@ -2,7 +2,7 @@
 // A GPU kernel trace as profilers write it, for the decode-step what-if (step_analysis.h, docs/step.md):
 // torch.profiler's Chrome-trace JSON (and Perfetto's JSON export of one), or rocprofv3's kernel-trace CSV; either
 // may be gzip-compressed. Only the device side is kept: each kernel (copies and fills too) with its start and end,
-// and, where the trace marks decode steps (torch.profiler's ProfilerStep#N, or a range named `decode_step`), the
+// and, where the trace marks decode steps (torch.profiler's ProfilerStep#N, or else a range named `decode_step`), the
 // step whose host-side range launched it.
 #include <string>
 #include <string_view>
