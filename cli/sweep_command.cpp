@@ -1,4 +1,5 @@
 // mlasim sweep: predictions over batch x context x clusters x GPU for several policies, on all cores.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
@@ -39,10 +40,11 @@ void run_sweep_command(const SweepOptions& o) {
   grid.clusters = parse_int_list(o.clusters, "clusters", 0);
   grid.policies = o.policies;
   // The shape flags go through the same checks as every other command's workload.
-  sim::Workload shape = o.shape.workload(std::nullopt);
-  if (!shape.topk_lens.empty())
+  if (o.shape.gives_topk_lens())
     throw InputError("topk-lens", "names one batch's requests; a sweep varies the batch, give --topk instead");
-  shape.batch = sim::BatchSpec::uniform(1, 1);
+  sim::Workload shape = o.shape.workload(std::nullopt);
+  // One request long enough for its query tokens: the shape's qlen, dtypes and heads, not a batch of the grid.
+  shape.batch = sim::BatchSpec::uniform(1, std::max(1, shape.qlen));
   const DecodeBatch one = shape.make_batch();
   grid.shape = one;
   grid.qo_len = one.qo_lens.front();

@@ -24,6 +24,8 @@ class WorkloadOptions {
   std::optional<sim::Scenario> scenario() const;
   // The workload: the scenario's (or the defaults) with the given flags applied. Throws InputError naming the flag.
   sim::Workload workload(const std::optional<sim::Scenario>& scenario) const;
+  // Whether --topk-lens was given (a sweep, which varies the batch, refuses it before reading it).
+  bool gives_topk_lens() const { return given(topk_lens_opt_); }
 
  private:
   template <typename T>

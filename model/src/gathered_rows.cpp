@@ -66,6 +66,13 @@ DecodeBatch scope_stream_batch(const DecodeBatch& b, GatheredRows rows) {
   s.qo_lens.assign(s.kv_lens.size(), 1);
   s.topk_lens = s.kv_lens;
   s.topk = *std::max_element(s.kv_lens.begin(), s.kv_lens.end());
+  // A stream is a top-k batch's row list: more rows than a top-k may hold are the scopes' doing (a window and
+  // compressed rows of a context this long), so the error names them, not a --topk the user never gave.
+  if (s.topk > DecodeBatch::kMaxTopk)
+    throw InputError("dsv4", "a query token's scopes hold " + std::to_string(s.topk) + " rows (window + compressed" +
+                                 " rows), more than the " + std::to_string(DecodeBatch::kMaxTopk) +
+                                 " one stream may gather; use a larger compress_ratio, an extra_topk, or a shorter "
+                                 "context");
   s.validate();
   return s;
 }

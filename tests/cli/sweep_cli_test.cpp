@@ -46,6 +46,25 @@ TEST(SweepCli, OneCsvRowPerConfigurationAndPolicy) {
   for (size_t i = 1; i < lines.size(); ++i) EXPECT_GT(sim::metrics_from_csv(lines[0], lines[i]).kernel_us, 0.0);
 }
 
+// Several query tokens per request (MTP), dense and sparse: each row as predict gives it.
+TEST(SweepCli, QueryTokensPerRequestSweepLikeAnyShape) {
+  for (const std::string topk : {"", " --topk 2048"}) {
+    const std::string out = temp_path("sweep_qlen.csv");
+    const CliResult r = run_cli("sweep --quiet --gpu mi355x --batch 2 --context 4096 --qo-len 2 --policy aiter-v1" +
+                                topk + " --out " + out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto lines = lines_of(read_file(out));
+    ASSERT_EQ(lines.size(), 2u);
+    const CliResult p =
+        run_cli("predict --gpu mi355x --batch 2 --context 4096 --qo-len 2 --policy aiter-v1 --format csv" + topk);
+    ASSERT_EQ(p.code, 0) << p.err;
+    EXPECT_DOUBLE_EQ(sim::metrics_from_csv(lines[0], lines[1]).kernel_us,
+                     sim::metrics_from_csv(lines_of(p.out)[0], lines_of(p.out)[1]).kernel_us);
+  }
+  // Per-request top-k lengths name one batch: the sweep's own message, whatever their count.
+  expect_no_file("--batch 1 --context 100 --policy aiter-v1 --topk 2048 --topk-lens 5", "topk-lens: names one batch");
+}
+
 TEST(SweepCli, RowsMatchPredictForTheSameConfiguration) {
   const std::string out = temp_path("sweep_vs_predict.csv");
   ASSERT_EQ(run_cli("sweep --quiet --batch 3 --context 7000 --policy fixed:splits=4 --out " + out).code, 0);
