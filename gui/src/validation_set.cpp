@@ -61,9 +61,7 @@ ValidationSet load_validation_set(const std::string& path, const ValidationSourc
     set.run = validate::evaluate_profile(*sim::gpu_profile(set.gpu), rows);
   } catch (const InputError& e) {
     // prepare_row names the line ("policy: line 5: ..."); the window also needs the file.
-    const std::string what = e.what();
-    const std::string message = what.substr(std::min(what.size(), e.field().size() + 2));
-    throw InputError(e.field(), path + " " + message);
+    throw InputError(e.field(), path + " " + e.message());
   }
   set.points = validation_points(set.run);
   std::vector<double> errors;

@@ -180,9 +180,6 @@ DecodeBatch Workload::make_batch() const {
 
 namespace {
 
-// An error's message without its field, to name the field by its path instead.
-std::string message_of(const InputError& e) { return std::string(e.what()).substr(e.field().size() + 2); }
-
 json scopes_to_json(const TwoScopes& s) {
   return {{"window", s.window},
           {"compress_ratio", s.compress_ratio},
@@ -196,7 +193,7 @@ TwoScopes scopes_from_json(const json& j, const std::string& path) {
     try {
       return TwoScopes::preset(j.get<std::string>());
     } catch (const InputError& e) {
-      throw InputError(path, message_of(e));
+      throw InputError(path, e.message());
     }
   }
   if (!j.is_object())
@@ -212,7 +209,7 @@ TwoScopes scopes_from_json(const json& j, const std::string& path) {
   try {
     s.validate();
   } catch (const InputError& e) {
-    throw InputError(r.name(e.field()), message_of(e));
+    throw InputError(r.name(e.field()), e.message());
   }
   return s;
 }

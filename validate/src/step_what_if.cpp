@@ -55,7 +55,7 @@ std::vector<std::string> parse_selectors(const std::string& text, const std::str
     try {
       check_step_class(sel, "edit");
     } catch (const InputError& e) {
-      bad_edit(text, std::string(e.what()).substr(e.field().size() + 2));  // its message, without "edit: "
+      bad_edit(text, e.message());
     }
     out.push_back(sel);
     if (plus == std::string::npos) return out;
@@ -204,7 +204,7 @@ StepEdit parse_step_edit(const std::string& text) {
     try {
       sim::make_policy(value);  // a spec that names no policy, or a knob it lacks, is this edit's error
     } catch (const InputError& err) {
-      bad_edit(text, std::string(err.what()).substr(err.field().size() + 2));
+      bad_edit(text, err.message());
     }
     e.policy = value;
   } else if (kind == "metadata") {
@@ -283,7 +283,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       try {
         impl = &context.metadata_cost->at(e.policy);
       } catch (const InputError& err) {
-        bad_edit(e.text, std::string(err.what()).substr(err.field().size() + 2));
+        bad_edit(e.text, err.message());
       }
       const sim::Evaluation ev = sim::evaluate(running, *context.workload);
       const double us = sim::metadata_us(*impl, *ev.plan);
