@@ -63,10 +63,7 @@ bool StepView::open_trace(const QString& path, const QString& rules) {
         validate::analyse_steps(validate::read_kernel_trace(path.toStdString()), r, validate::StepOptions{});
     analysis_ = std::move(a);
   } catch (const InputError& e) {
-    last_error_ = QString::fromStdString(e.what());
-    error_label_->setText(last_error_);
-    error_label_->show();
-    return false;
+    return show_error(e);
   }
   trace_label_->setText(tr("%1: %2 steps (%3), %4 kernels, rules %5")
                             .arg(QFileInfo(path).fileName())
@@ -77,10 +74,24 @@ bool StepView::open_trace(const QString& path, const QString& rules) {
   return update();
 }
 
+bool StepView::show_error(const InputError& e) {
+  last_error_ = QString::fromStdString(e.what());
+  error_label_->setText(last_error_);
+  error_label_->show();
+  return false;
+}
+
 void StepView::set_workload(std::shared_ptr<const sim::WorkloadContext> workload, const std::string& ran_policy) {
   workload_ = std::move(workload);
   ran_policy_ = ran_policy;
-  if (analysis_) update();
+  // Every edit of the explorer's forms comes here: the step is predicted again when the tab is seen, not on each.
+  stale_ = analysis_.has_value();
+  if (stale_ && isVisible()) update();
+}
+
+void StepView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (stale_) update();
 }
 
 bool StepView::set_edits(const QString& edits) {
@@ -89,10 +100,7 @@ bool StepView::set_edits(const QString& edits) {
     for (const QString& e : edits.split(QLatin1Char(' '), Qt::SkipEmptyParts))
       parsed.push_back(validate::parse_step_edit(e.toStdString()));
   } catch (const InputError& e) {
-    last_error_ = QString::fromStdString(e.what());
-    error_label_->setText(last_error_);
-    error_label_->show();
-    return false;
+    return show_error(e);
   }
   if (edits_->text() != edits) edits_->setText(edits);
   std::swap(edits_parsed_, parsed);
@@ -109,11 +117,9 @@ bool StepView::update() {
         validate::apply_step_edits(*analysis_, edits_parsed_, {workload_.get(), ran_policy_, &*metadata_cost_});
     what_if_ = std::move(w);
   } catch (const InputError& e) {
-    last_error_ = QString::fromStdString(e.what());
-    error_label_->setText(last_error_);
-    error_label_->show();
-    return false;
+    return show_error(e);
   }
+  stale_ = false;
   last_error_.clear();
   error_label_->hide();
   draw();

@@ -93,6 +93,13 @@ class StepTabTest : public QObject {
     window_->set_scenario(s);
     QVERIFY(view->what_if()->after_summary.time_us != with_16);
     QCOMPARE(view->what_if()->tokens_per_step, 64.0);
+    // With another tab in front, an edit of the forms waits until the Step tab is shown again.
+    QVERIFY(window_->show_tab(QStringLiteral("timeline")));
+    s.workload.batch = sim::BatchSpec::uniform(32, 4096);
+    window_->set_scenario(s);
+    QCOMPARE(view->what_if()->tokens_per_step, 64.0);
+    QVERIFY(window_->show_tab(QStringLiteral("step")));
+    QCOMPARE(view->what_if()->tokens_per_step, 32.0);
   }
 
   void a_missing_trace_is_named() {

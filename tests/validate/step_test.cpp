@@ -282,13 +282,7 @@ TEST_F(StepEdits, GapsBecomeTheGivenTime) {
 }
 
 TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
-  sim::Workload w;
-  w.gpu = "h100";
-  w.batch = sim::BatchSpec::uniform(16, 8192);
-  w.heads = 128;
-  w.q_dtype = w.kv_dtype = DType::bf16;
-  w.page_size = 64;
-  const sim::WorkloadContext ctx = sim::resolve(w);
+  const sim::WorkloadContext ctx = h100_context();
   const sim::Metrics ran = sim::evaluate("aiter-v1:max_split_per_batch=2", ctx).prediction->metrics;
   const sim::Metrics next = sim::evaluate("aiter-v1", ctx).prediction->metrics;
   const double r = next.kernel_us / ran.kernel_us;

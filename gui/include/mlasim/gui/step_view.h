@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/metadata_cost.h"
 #include "mlasim/validate/step_analysis.h"
@@ -30,7 +31,8 @@ class StepView : public QWidget {
   // Reads and cuts a trace with the mlasim-torch rules, or the rule set named (InputError names what is wrong:
   // the view keeps what it showed and returns false, last_error() says why).
   bool open_trace(const QString& path, const QString& rules = QStringLiteral("mlasim-torch"));
-  // The step's workload and the policy that ran the traced MLA kernels (the explorer's workload and policy A).
+  // The step's workload and the policy that ran the traced MLA kernels (the explorer's workload and policy A). A
+  // hidden view predicts the step again when it is shown.
   void set_workload(std::shared_ptr<const sim::WorkloadContext> workload, const std::string& ran_policy);
   // Edits as `mlasim step --edit` takes them, separated by spaces; false (the last good picture kept) when one does
   // not parse or apply.
@@ -46,10 +48,12 @@ class StepView : public QWidget {
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   bool update();
-  void draw();  // the picture of what_if_, as wide as the view
+  bool show_error(const InputError& e);  // shows the error above the last good step; false
+  void draw();                           // the picture of what_if_, as wide as the view
 
   QLineEdit* edits_;
   QLabel* trace_label_;
@@ -65,6 +69,7 @@ class StepView : public QWidget {
   std::optional<validate::StepWhatIf> what_if_;
   QImage picture_;
   QString last_error_;
+  bool stale_ = false;  // the workload changed while the view was hidden
 };
 
 }  // namespace mlasim::gui
