@@ -2,6 +2,7 @@
 // split policy, fused or removed kernels, graph-replay gaps) would make of the step, its ITL and tokens/s.
 #include <fmt/format.h>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -58,6 +59,18 @@ std::string change(double before, double after) {
   return fmt::format("{:+.1f} %", (after / before - 1) * 100);
 }
 
+// The steps' batches read from the trace: "per step from grid.x of rope_kv_write: 8 (10 steps), 16 (10 steps)".
+std::string batch_line(const validate::StepAnalysis& a, const sim::WorkloadContext& ctx) {
+  std::map<int, int> steps;
+  for (const validate::DecodeStep& s : a.steps) ++steps[s.batch > 0 ? s.batch : static_cast<int>(ctx.batch.size())];
+  std::string out = "per step from " + a.batch_source + ":";
+  for (const auto& [batch, n] : steps) out += fmt::format(" {} ({} step{}),", batch, n, n == 1 ? "" : "s");
+  out.back() = ';';
+  out += " contexts, heads and dtypes from the workload flags";
+  if (!ctx.batch.merge_token.empty()) out += " (a two-scope batch keeps the flags' requests)";
+  return out;
+}
+
 std::string text_report(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
                         const validate::MetadataBuild& build, bool per_step) {
   std::string out = fmt::format(
@@ -65,7 +78,9 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
       a.total_steps - static_cast<int>(a.steps.size()), a.kernels,
       a.unmarked_kernels > 0 ? fmt::format(", {} outside every step marker", a.unmarked_kernels) : std::string());
   out += fmt::format("rules   {}\n", a.rules);
-  out += fmt::format("step    {}\n\n", sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters));
+  out += fmt::format("step    {}\n", sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters));
+  if (!a.batch_source.empty()) out += fmt::format("batch   {}\n", batch_line(a, ctx));
+  out += "\n";
   const StepSummary& b = w.before_summary;
   const StepSummary& f = w.after_summary;
   const bool edited = !w.notes.empty();
@@ -97,9 +112,10 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
   out += fmt::format("  traced metadata kernels: {:.2f} us per step (metadata=IMPL puts a build in the step)\n",
                      b.class_us.at("metadata"));
   if (per_step) {
-    out += "\nstep  measured_us  edited_us  kernels  layers\n";
+    out += "\nstep  batch  measured_us  edited_us  kernels  layers\n";
     for (size_t i = 0; i < w.before.size(); ++i)
-      out += fmt::format("{:>4}  {:>11.2f}  {:>9.2f}  {:>7}  {:>6}\n", w.before[i].index, w.before[i].time_us(),
+      out += fmt::format("{:>4}  {:>5}  {:>11.2f}  {:>9.2f}  {:>7}  {:>6}\n", w.before[i].index,
+                         w.before[i].batch > 0 ? w.before[i].batch : ctx.batch.size(), w.before[i].time_us(),
                          w.after[i].time_us(), w.before[i].kernels.size(), w.before[i].layers());
   }
   return out;
@@ -126,6 +142,7 @@ void run_step(const StepCommandOptions& o) {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t i = 0; i < w.before.size(); ++i)
       steps.push_back({{"index", w.before[i].index},
+                       {"batch", w.before[i].batch},
                        {"measured_us", w.before[i].time_us()},
                        {"edited_us", w.after[i].time_us()},
                        {"kernels", w.before[i].kernels.size()},
@@ -137,6 +154,8 @@ void run_step(const StepCommandOptions& o) {
                               {"total_steps", a.total_steps},
                               {"kernels", a.kernels},
                               {"unmarked_kernels", a.unmarked_kernels},
+                              {"batch_source", a.batch_source},
+                              {"steps_with_batch", a.steps_with_batch},
                               {"tokens_per_step", w.tokens_per_step},
                               {"policy", policy},
                               {"edits", o.edits},

@@ -36,8 +36,9 @@ const std::vector<K> kLayer = {{"q_absorb_bmm_kernel", 4},
                                {"nvjet_tst_gemm", 30}};
 
 // A Chrome trace of `steps` steps of `layers` layers each, 1 us gaps between kernels, 500 us between steps; every
-// step inside a ProfilerStep#N marker whose host launches correlate with its kernels.
-json chrome_trace(int steps, int layers) {
+// step inside a ProfilerStep#N marker whose host launches correlate with its kernels. With `batches`, step s's
+// RoPE + KV-write kernels carry a launch grid of batches[s % size] blocks, one per request.
+json chrome_trace(int steps, int layers, const std::vector<int>& batches = {}) {
   json events = json::array();
   double t = 1000;
   long long correlation = 1;
@@ -56,12 +57,15 @@ json chrome_trace(int steps, int layers) {
                           {"ts", host_begin + 1},
                           {"dur", 1},
                           {"args", {{"correlation", correlation}}}});
+        json args = {{"correlation", correlation}, {"stream", 7}};
+        if (!batches.empty() && std::string(k.name) == "rope_kv_write_kernel")
+          args["grid"] = {batches[static_cast<size_t>(s) % batches.size()], 1, 1};
         events.push_back({{"ph", "X"},
                           {"cat", k.name[0] == 'M' ? "gpu_memcpy" : "kernel"},
                           {"name", k.name},
                           {"ts", t},
                           {"dur", k.dur},
-                          {"args", {{"correlation", correlation}, {"stream", 7}}}});
+                          {"args", args}});
         ++correlation;
         t += k.dur + 1;
       }
@@ -213,6 +217,18 @@ TEST(StepTrace, MalformedTracesNameWhatIsWrong) {
   EXPECT_NE(field_of("Kernel_Name,Start_Timestamp,End_Timestamp\nk,9,3\n").find("before Start_Timestamp"),
             std::string::npos);
   EXPECT_NE(field_of("Kernel_Name,Start_Timestamp,End_Timestamp\nk,x,3\n").find("Start_Timestamp"), std::string::npos);
+  EXPECT_NE(field_of(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,
+                         "args": {"grid": [4, 0, 1]}}]})")
+                .find("args.grid[1]"),
+            std::string::npos);
+  EXPECT_NE(field_of(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,
+                         "args": {"grid": 4}}]})")
+                .find("args.grid"),
+            std::string::npos);
+  EXPECT_NE(field_of("Kernel_Name,Start_Timestamp,End_Timestamp,Grid_Size_X,Grid_Size_Y,Grid_Size_Z,Workgroup_Size_X,"
+                     "Workgroup_Size_Y,Workgroup_Size_Z\nk,1,3,64,1,1,0,1,1\n")
+                .find("Workgroup_Size_X"),
+            std::string::npos);
 }
 
 TEST(StepRules, RuleFilesReadAndBadOnesAreNamed) {
@@ -233,6 +249,15 @@ TEST(StepRules, RuleFilesReadAndBadOnesAreNamed) {
   EXPECT_NE(message(R"({"name": "x", "rules": [{"class": "copy", "match": "("}]})").find("rules[0].match"),
             std::string::npos);
   EXPECT_NE(message(R"({"name": "x", "rules": [], "extra": 1})").find("extra"), std::string::npos);
+  const std::string one_rule = R"("rules": [{"class": "copy", "match": "a"}])";
+  EXPECT_NE(message(R"({"name": "x", )" + one_rule + R"(, "batch_from": {"match": "k", "grid_axis": "w"}})")
+                .find("batch_from.grid_axis"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"name": "x", )" + one_rule + R"(, "batch_from": {"match": "k", "divide_by": 0}})")
+                .find("batch_from.divide_by"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"name": "x", )" + one_rule + R"(, "batch_from": {"grid_axis": "x"}})").find("batch_from.match"),
+            std::string::npos);
   EXPECT_THROW(load_step_rules("nosuch"), InputError);
 }
 
@@ -301,6 +326,52 @@ TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
 
 // A second policy edit scales against the policy the first left running: back to the policy that ran is the
 // measured step again, and the same policy twice changes nothing the second time.
+TEST(StepTrace, LaunchGridsGiveEachStepsBatch) {
+  const StepAnalysis a = analyse(chrome_trace(4, 2, {8, 32}).dump());
+  ASSERT_EQ(a.steps.size(), 4u);
+  EXPECT_EQ(a.steps[0].batch, 8);
+  EXPECT_EQ(a.steps[1].batch, 32);
+  EXPECT_EQ(a.steps_with_batch, 4);
+  EXPECT_EQ(a.batch_source, "grid.x of /rope_kv_write_kernel/");
+  // Without grids the steps do not say.
+  const StepAnalysis none = analyse(chrome_trace(2, 1).dump());
+  EXPECT_EQ(none.steps[0].batch, 0);
+  EXPECT_EQ(none.batch_source, "");
+  // rocprofv3 counts work-items: 16 workgroups of 512.
+  const std::string csv =
+      "Kernel_Name,Start_Timestamp,End_Timestamp,Grid_Size_X,Grid_Size_Y,Grid_Size_Z,Workgroup_Size_X,"
+      "Workgroup_Size_Y,Workgroup_Size_Z\n"
+      "concat_and_cache_mla_kernel,0,3000,8192,1,1,512,1,1\n"
+      "mla_a8w8_qh16_qseqlen1_gqaratio16_ps,4000,54000,256,1,1,256,1,1\n";
+  const KernelTrace t = parse_kernel_trace(csv, "r.csv");
+  EXPECT_EQ(t.kernels[0].grid[0], 16);
+  EXPECT_EQ(t.kernels[1].grid[0], 1);
+  EXPECT_EQ(analyse_steps(t, load_step_rules("vllm-rocm-aiter"), {}).steps[0].batch, 16);
+}
+
+TEST_F(StepEdits, APolicyEditPredictsEachStepAtItsOwnBatch) {
+  a = analyse(chrome_trace(4, 2, {8, 32}).dump());
+  const sim::WorkloadContext ctx = h100_context();  // 16 requests of 8192 tokens: the batch the steps replace
+  const auto ratio = [&](int requests) {
+    sim::WorkloadContext c = ctx;
+    c.batch.kv_lens.assign(static_cast<size_t>(requests), 8192);
+    c.batch.qo_lens.assign(static_cast<size_t>(requests), 1);
+    return sim::evaluate("fixed:splits=1", c).prediction->metrics.kernel_us /
+           sim::evaluate("aiter-v1", c).prediction->metrics.kernel_us;
+  };
+  const StepWhatIf w = apply({"policy=fixed:splits=1"}, &ctx, "aiter-v1");
+  ASSERT_EQ(w.after.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const double r = ratio(i % 2 == 0 ? 8 : 32);
+    const auto c = w.after[i].class_us();
+    EXPECT_NEAR(c.at("mla_stage1") + c.at("mla_reduce"), 2 * 56.0 * r, 1e-9) << i;
+  }
+  EXPECT_NE(ratio(8), ratio(32));
+  EXPECT_DOUBLE_EQ(w.tokens_per_step, 20);  // steps of 8 and 32 tokens
+  EXPECT_NE(w.notes[0].find("at batch 8:"), std::string::npos) << w.notes[0];
+  EXPECT_NE(w.notes[0].find("at batch 32:"), std::string::npos) << w.notes[0];
+}
+
 TEST_F(StepEdits, PolicyEditsChainFromThePolicyTheStepRuns) {
   const sim::WorkloadContext ctx = h100_context();
   const double measured = apply({}, &ctx).before_summary.class_us.at("mla_stage1");

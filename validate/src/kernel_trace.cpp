@@ -18,6 +18,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr long long kMaxGridBlocks = 1LL << 31;
+
 [[noreturn]] void fail(const std::string& origin, const std::string& what) {
   throw InputError("trace", origin + ": " + what);
 }
@@ -57,6 +59,18 @@ long long correlation_of(const json& e) {
   return c != args->end() && c->is_number_integer() ? c->get<long long>() : -1;
 }
 
+// args.grid: three block counts, each 1..2^31 (CUDA's largest grid is 2^31 - 1 blocks along x).
+std::array<long long, 3> grid_field(const json& g, const std::string& where) {
+  std::array<long long, 3> out{0, 0, 0};
+  if (!g.is_array() || g.size() != 3) fail(where, "args.grid: must be a list of three block counts [x, y, z]");
+  for (size_t i = 0; i < 3; ++i) {
+    if (!g[i].is_number_integer() || g[i].get<long long>() < 1 || g[i].get<long long>() > kMaxGridBlocks)
+      fail(where, "args.grid[" + std::to_string(i) + "]: must be an integer in [1, 2147483648], got " + g[i].dump());
+    out[i] = g[i].get<long long>();
+  }
+  return out;
+}
+
 KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
   const json* events = &j;
   if (j.is_object()) {
@@ -88,10 +102,12 @@ KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
       if (name.empty()) fail(where, "name: a kernel needs a name");
       const double ts = number_field(e, "ts", where, false);
       const double dur = number_field(e, "dur", where, true);
-      TraceKernel k{name, ts, ts + dur, 0, -1};
-      if (const auto args = e.find("args"); args != e.end() && args->is_object())
+      TraceKernel k{name, ts, ts + dur, 0, -1, {0, 0, 0}};
+      if (const auto args = e.find("args"); args != e.end() && args->is_object()) {
         if (const auto s = args->find("stream"); s != args->end() && s->is_number_integer())
           k.stream = s->get<long long>();
+        if (const auto g = args->find("grid"); g != args->end()) k.grid = grid_field(*g, where);
+      }
       t.kernels.push_back(std::move(k));
       kernel_correlation.push_back(correlation_of(e));
     } else if (const int kind = step_marker_kind(cat, name); kind > 0) {
@@ -119,7 +135,8 @@ KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
   return t;
 }
 
-long long integer_cell(const std::string& cell, const std::string& where, const char* column) {
+long long integer_cell(const std::string& cell, const std::string& where, const char* column,
+                       const char* unit = " (ns)") {
   size_t used = 0;
   long long v = 0;
   try {
@@ -128,7 +145,7 @@ long long integer_cell(const std::string& cell, const std::string& where, const 
     used = 0;
   }
   if (used == 0 || used != cell.size() || v < 0)
-    fail(where, std::string(column) + ": must be an integer >= 0 (ns), got '" + cell + "'");
+    fail(where, std::string(column) + ": must be an integer >= 0" + unit + ", got '" + cell + "'");
   return v;
 }
 
@@ -144,6 +161,11 @@ KernelTrace parse_rocprof_csv(std::string_view text, const std::string& origin) 
       fail(origin, std::string("line 1: missing column '") + name +
                        "' (a rocprofv3 kernel trace: Kernel_Name, Start_Timestamp, End_Timestamp)");
   const auto stream_column = column.count("Stream_Id") ? column.find("Stream_Id") : column.find("Queue_Id");
+  // The launch grid, when the trace has all six columns: work-items per axis over the workgroup's size.
+  const char* const grid_columns[] = {"Grid_Size_X",      "Grid_Size_Y",      "Grid_Size_Z",
+                                      "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z"};
+  const bool has_grid =
+      std::all_of(std::begin(grid_columns), std::end(grid_columns), [&](const char* c) { return column.count(c) > 0; });
   KernelTrace t;
   t.origin = origin;
   t.format = "rocprof";
@@ -155,7 +177,20 @@ KernelTrace parse_rocprof_csv(std::string_view text, const std::string& origin) 
         const long long end = integer_cell(cells[column.at("End_Timestamp")], where, "End_Timestamp");
         if (end < start)
           fail(where, "End_Timestamp: must not be before Start_Timestamp (" + std::to_string(start) + ")");
-        TraceKernel k{name, static_cast<double>(start) / 1e3, static_cast<double>(end) / 1e3, 0, -1};
+        TraceKernel k{name, static_cast<double>(start) / 1e3, static_cast<double>(end) / 1e3, 0, -1, {0, 0, 0}};
+        const bool row_has_grid = has_grid && std::none_of(std::begin(grid_columns), std::end(grid_columns),
+                                                           [&](const char* c) { return cells[column.at(c)].empty(); });
+        if (row_has_grid)
+          for (size_t axis = 0; axis < 3; ++axis) {
+            const long long items = integer_cell(cells[column.at(grid_columns[axis])], where, grid_columns[axis], "");
+            const long long group =
+                integer_cell(cells[column.at(grid_columns[axis + 3])], where, grid_columns[axis + 3], "");
+            if (group < 1) fail(where, std::string(grid_columns[axis + 3]) + ": must be an integer >= 1, got 0");
+            if (items > kMaxGridBlocks * 1024)
+              fail(where,
+                   std::string(grid_columns[axis]) + ": must be at most 2^41 work-items, got " + std::to_string(items));
+            k.grid[axis] = (items + group - 1) / group;
+          }
         if (stream_column != column.end()) {
           const std::string& s = cells[stream_column->second];
           if (!s.empty()) k.stream = integer_cell(s, where, stream_column->first.c_str());

@@ -8,10 +8,23 @@
 namespace mlasim::validate {
 namespace {
 
+// The step's batch from its first kernel that the rules' batch_from names and that has a grid (0: none).
+int batch_of(const std::vector<const TraceKernel*>& kernels, const StepRules& rules) {
+  const BatchFromGrid& from = rules.batch_from;
+  if (from.match.empty()) return 0;
+  for (const TraceKernel* k : kernels) {
+    const long long blocks = k->grid[static_cast<size_t>(from.axis)];
+    if (blocks <= 0 || !from.matches(k->name)) continue;
+    return static_cast<int>(std::clamp<long long>(blocks / from.divide_by, 0, kMaxStepBatch));
+  }
+  return 0;
+}
+
 // Each kernel's exposed time and gap, in start order within one step.
 DecodeStep make_step(int index, const std::vector<const TraceKernel*>& kernels, const StepRules& rules) {
   DecodeStep s;
   s.index = index;
+  s.batch = batch_of(kernels, rules);
   double latest_end = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const TraceKernel& k = *kernels[i];
@@ -116,7 +129,9 @@ StepAnalysis analyse_steps(const KernelTrace& trace, const StepRules& rules, con
     std::stable_sort(g.begin(), g.end(),
                      [](const TraceKernel* x, const TraceKernel* y) { return x->start_us < y->start_us; });
     a.steps.push_back(make_step(i, g, rules));
+    if (a.steps.back().batch > 0) ++a.steps_with_batch;
   }
+  if (a.steps_with_batch > 0) a.batch_source = rules.batch_from.describe();
   return a;
 }
 

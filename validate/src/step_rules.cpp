@@ -27,6 +27,46 @@ void check_step_class(const std::string& name, const std::string& field) {
   throw InputError(field, "must be a step class (" + list + "), got '" + name + "'");
 }
 
+std::string BatchFromGrid::describe() const {
+  if (match.empty()) return "";
+  std::string out = std::string("grid.") + "xyz"[axis] + " of /" + match + "/";
+  if (divide_by != 1) out += " / " + std::to_string(divide_by);
+  return out;
+}
+
+bool BatchFromGrid::matches(const std::string& kernel_name) const {
+  return !match.empty() && std::regex_search(kernel_name.substr(0, StepRules::kMaxMatchedChars), pattern);
+}
+
+namespace {
+
+std::regex rule_regex(const std::string& text, const std::string& field) {
+  if (text.empty() || text.size() > StepRules::kMaxPatternChars)
+    throw InputError(
+        field, "must be a regular expression of 1.." + std::to_string(StepRules::kMaxPatternChars) + " characters");
+  try {
+    return std::regex(text, std::regex::ECMAScript | std::regex::optimize);
+  } catch (const std::regex_error& e) {
+    throw InputError(field, "is not a valid regular expression (" + std::string(e.what()) + ")");
+  }
+}
+
+BatchFromGrid batch_from_json(const json& j) {
+  if (!j.is_object()) throw InputError("batch_from", "must be an object {match, grid_axis, divide_by}");
+  const JsonFields f(j, "batch_from", {"match", "grid_axis", "divide_by"}, "batch_from field");
+  BatchFromGrid b;
+  b.match = f.text("match", "");
+  b.pattern = rule_regex(b.match, f.name("match"));
+  const std::string axis = f.text("grid_axis", "x");
+  if (axis != "x" && axis != "y" && axis != "z")
+    throw InputError(f.name("grid_axis"), "must be x, y or z, got '" + axis + "'");
+  b.axis = axis[0] - 'x';
+  b.divide_by = f.integer("divide_by", 1, 1, 1 << 20);
+  return b;
+}
+
+}  // namespace
+
 const std::string& StepRules::classify(const std::string& kernel_name) const {
   if (const auto it = cache_.find(kernel_name); it != cache_.end()) return it->second;
   static const std::string other = "other";
@@ -51,7 +91,7 @@ StepRules step_rules_from_json(const std::string& text, const std::string& origi
   }
   try {
     if (!j.is_object()) throw InputError("rules", "must be an object {name, description, sources, rules}");
-    const JsonFields r(j, "", {"name", "description", "sources", "rules"}, "step rules field");
+    const JsonFields r(j, "", {"name", "description", "sources", "rules", "batch_from"}, "step rules field");
     StepRules out;
     out.name = r.text("name", "");
     if (out.name.empty()) throw InputError("name", "must name the rule set");
@@ -67,16 +107,10 @@ StepRules step_rules_from_json(const std::string& text, const std::string& origi
       check_step_class(s.kernel_class, rule.name("class"));
       if (s.kernel_class == "other") throw InputError(rule.name("class"), "other is what no rule matches");
       s.match = rule.text("match", "");
-      if (s.match.empty() || s.match.size() > StepRules::kMaxPatternChars)
-        throw InputError(rule.name("match"), "must be a regular expression of 1.." +
-                                                 std::to_string(StepRules::kMaxPatternChars) + " characters");
-      try {
-        s.pattern = std::regex(s.match, std::regex::ECMAScript | std::regex::optimize);
-      } catch (const std::regex_error& e) {
-        throw InputError(rule.name("match"), "is not a valid regular expression (" + std::string(e.what()) + ")");
-      }
+      s.pattern = rule_regex(s.match, rule.name("match"));
       out.rules.push_back(std::move(s));
     }
+    if (j.contains("batch_from")) out.batch_from = batch_from_json(j.at("batch_from"));
     return out;
   } catch (const InputError& e) {
     throw InputError("rules", origin + ": " + e.what());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <regex>
 
 #include "mlasim/model/input_error.h"
@@ -190,6 +191,39 @@ int remove_kernels(DecodeStep& s, const Selector& match) {
   return static_cast<int>(before - s.kernels.size());
 }
 
+// The workload a step ran: the flags' workload, resized to the step's batch when the trace gives one (the flags'
+// requests repeated in order, or the first of them). A two-scope batch keeps its own size: its requests are
+// scope streams of tokens, which a launch grid does not count.
+class StepWorkloads {
+ public:
+  explicit StepWorkloads(const sim::WorkloadContext& flags) : flags_(flags) {}
+  const sim::WorkloadContext& of(const DecodeStep& s) {
+    const int n = static_cast<int>(flags_.batch.kv_lens.size());
+    if (s.batch <= 0 || s.batch == n || !flags_.batch.merge_token.empty()) return flags_;
+    auto it = resized_.find(s.batch);
+    if (it == resized_.end()) it = resized_.emplace(s.batch, resized(s.batch)).first;
+    return it->second;
+  }
+  bool resizes() const { return !resized_.empty(); }
+
+ private:
+  sim::WorkloadContext resized(int requests) const {
+    sim::WorkloadContext c = flags_;
+    const auto cycle = [&](std::vector<int>& v) {
+      if (v.empty()) return;
+      const std::vector<int> from = v;
+      v.resize(static_cast<size_t>(requests));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = from[i % from.size()];
+    };
+    cycle(c.batch.qo_lens);
+    cycle(c.batch.kv_lens);
+    cycle(c.batch.topk_lens);
+    return c;
+  }
+  const sim::WorkloadContext& flags_;
+  std::map<int, sim::WorkloadContext> resized_;
+};
+
 }  // namespace
 
 StepEdit parse_step_edit(const std::string& text) {
@@ -259,23 +293,42 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   StepWhatIf w;
   w.before = analysis.steps;
   w.after = analysis.steps;
-  if (context.workload) w.tokens_per_step = static_cast<double>(context.workload->batch.total_qo_tokens());
+  std::optional<StepWorkloads> workloads;
+  if (context.workload) {
+    workloads.emplace(*context.workload);
+    for (const DecodeStep& s : w.before)
+      w.tokens_per_step += static_cast<double>(workloads->of(s).batch.total_qo_tokens());
+    w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
+  }
   std::string running = context.ran_policy;  // the policy the edited step runs
   for (const StepEdit& e : edits) {
     const double before_us = summarize(w.after).time_us;
     std::string did;
     if (e.kind == StepEdit::Kind::policy) {
       if (!context.workload) bad_edit(e.text, "a policy edit needs the step's workload");
-      // Against the policy the step runs now: after an earlier policy edit, that edit's policy.
-      PolicyChange c{sim::evaluate(running, *context.workload).prediction->metrics,
-                     sim::evaluate(e.policy, *context.workload).prediction->metrics};
-      if (c.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
+      // Against the policy the step runs now (after an earlier policy edit, that edit's policy), for each batch the
+      // steps ran.
+      std::map<int, PolicyChange> by_batch;
       int layers = 0;
-      for (DecodeStep& s : w.after) layers += apply_policy(s, c);
+      for (size_t i = 0; i < w.after.size(); ++i) {
+        const sim::WorkloadContext& wl = workloads->of(w.before[i]);
+        const int requests = static_cast<int>(wl.batch.kv_lens.size());
+        auto c = by_batch.find(requests);
+        if (c == by_batch.end()) {
+          c = by_batch
+                  .emplace(requests, PolicyChange{sim::evaluate(running, wl).prediction->metrics,
+                                                  sim::evaluate(e.policy, wl).prediction->metrics})
+                  .first;
+          if (c->second.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
+        }
+        layers += apply_policy(w.after[i], c->second);
+      }
       if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
-      did = fmt::format("{} layers per step: predicted kernel {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}",
-                        layers / static_cast<int>(w.after.size()), c.ran.kernel_us, running, c.next.kernel_us, e.policy,
-                        c.ratio());
+      did = fmt::format("{} layers per step: predicted kernel", layers / static_cast<int>(w.after.size()));
+      for (const auto& [requests, c] : by_batch)
+        did += fmt::format("{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}",
+                           by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(),
+                           c.ran.kernel_us, running, c.next.kernel_us, e.policy, c.ratio());
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
@@ -285,16 +338,30 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       } catch (const InputError& err) {
         bad_edit(e.text, err.message());
       }
-      const sim::Evaluation ev = sim::evaluate(running, *context.workload);
-      const double us = sim::metadata_us(*impl, *ev.plan);
-      double traced = 0;
-      for (const DecodeStep& s : w.after) traced += s.class_us().at("metadata");
-      traced /= static_cast<double>(w.after.size());
-      for (DecodeStep& s : w.after) replace_metadata(s, "metadata (" + impl->name + ", predicted)", us);
-      did = fmt::format(
-          "the plan of {} ({} clusters, {} works, {} requests) built by {} in {:.2f} us per step (metadata kernels "
-          "before: {:.2f} us)",
-          running, ev.plan->num_clusters(), ev.plan->num_works(), ev.plan->num_requests, impl->name, us, traced);
+      double traced = 0, built = 0;
+      std::map<int, sim::Evaluation> plans;  // by the step's requests
+      for (size_t i = 0; i < w.after.size(); ++i) {
+        const sim::WorkloadContext& wl = workloads->of(w.before[i]);
+        const int requests = static_cast<int>(wl.batch.kv_lens.size());
+        auto p = plans.find(requests);
+        if (p == plans.end()) p = plans.emplace(requests, sim::evaluate(running, wl)).first;
+        const double us = sim::metadata_us(*impl, *p->second.plan);
+        traced += w.after[i].class_us().at("metadata");
+        built += us;
+        replace_metadata(w.after[i], "metadata (" + impl->name + ", predicted)", us);
+      }
+      const double n = static_cast<double>(w.after.size());
+      const sim::Plan& plan = *plans.begin()->second.plan;
+      did = plans.size() == 1
+                ? fmt::format(
+                      "the plan of {} ({} clusters, {} works, {} requests) built by {} in {:.2f} us per step "
+                      "(metadata kernels before: {:.2f} us)",
+                      running, plan.num_clusters(), plan.num_works(), plan.num_requests, impl->name, built / n,
+                      traced / n)
+                : fmt::format(
+                      "the plans of {} for {} batches built by {} in {:.2f} us per step on average (metadata "
+                      "kernels before: {:.2f} us)",
+                      running, plans.size(), impl->name, built / n, traced / n);
     } else if (e.kind == StepEdit::Kind::fuse) {
       double fused_us = 0;
       if (e.bytes) {

@@ -3,7 +3,8 @@
 // torch.profiler's Chrome-trace JSON (and Perfetto's JSON export of one), or rocprofv3's kernel-trace CSV; either
 // may be gzip-compressed. Only the device side is kept: each kernel (copies and fills too) with its start and end,
 // and, where the trace marks decode steps (torch.profiler's ProfilerStep#N, or else a range named `decode_step`), the
-// step whose host-side range launched it.
+// step whose host-side range launched it, and its launch grid in blocks (workgroups) where the trace records one.
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,9 @@ struct TraceKernel {
   double end_us = 0;
   long long stream = 0;
   int marked_step = -1;  // index of the marked step that launched it; -1: no marker covers its launch
+  // Blocks (CUDA) or workgroups (HIP) along x, y, z: torch.profiler's args.grid, or rocprofv3's Grid_Size_* over
+  // Workgroup_Size_* (it counts work-items). All 0 when the trace does not say.
+  std::array<long long, 3> grid{0, 0, 0};
 };
 
 struct KernelTrace {

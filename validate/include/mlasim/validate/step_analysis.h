@@ -12,6 +12,9 @@
 
 namespace mlasim::validate {
 
+// The largest batch a step reads from its trace: a workload's largest request count.
+constexpr long long kMaxStepBatch = 65536;
+
 struct StepKernel {
   std::string name;
   std::string kernel_class;
@@ -21,6 +24,7 @@ struct StepKernel {
 
 struct DecodeStep {
   int index = 0;  // in the trace, from 0, before skipping
+  int batch = 0;  // requests, from the rules' batch_from launch argument; 0: the trace does not say
   std::vector<StepKernel> kernels;
   double time_us() const;  // Σ exposed + Σ gap
   double gaps_us() const;
@@ -43,6 +47,8 @@ struct StepAnalysis {
   std::vector<DecodeStep> steps;  // after skipping
   int kernels = 0;                // kernels read
   int unmarked_kernels = 0;       // kernels no marker covers: each joins the step of the marked kernel before it
+  std::string batch_source;       // where the steps' batches come from (BatchFromGrid::describe); "" if nowhere
+  int steps_with_batch = 0;       // steps whose batch the trace gives
 };
 
 // Cuts and classes the trace. Throws InputError("skip", ...) when skipping leaves no step.

@@ -3,10 +3,16 @@
 // serving stack (data/step/*.json), so a new stack or a renamed kernel is a new rule, not new code.
 //
 //   {"name": "vllm-rocm-aiter", "description": "...", "sources": ["..."],
-//    "rules": [{"class": "mla_stage1", "match": "^mla_a8w8.*"}, ...]}
+//    "rules": [{"class": "mla_stage1", "match": "^mla_a8w8.*"}, ...],
+//    "batch_from": {"match": "concat_and_cache_mla", "grid_axis": "x", "divide_by": 1}}
 //
 // The first rule whose ECMAScript regex is found in the kernel's name decides its class; a kernel no rule matches
 // is "other" (the rest of the layer: GEMMs, norms, MoE, sampling).
+//
+// batch_from (optional) reads each step's batch from a launch argument: the grid of the step's first kernel whose
+// name the regex matches, along that axis, divided by divide_by (a kernel launched with one block per query token,
+// as vLLM's KV-cache write is: divide_by is then the query tokens per request). A step without such a kernel, or a
+// trace without grids, takes the batch of the workload flags.
 #include <regex>
 #include <string>
 #include <string_view>
@@ -26,6 +32,16 @@ struct StepRule {
   std::regex pattern;
 };
 
+// Where a step's batch is read from (StepRules::batch_from).
+struct BatchFromGrid {
+  std::string match;  // the regex as written; empty: the rules read no batch
+  std::regex pattern;
+  int axis = 0;  // 0, 1, 2 for x, y, z
+  long long divide_by = 1;
+  std::string describe() const;                        // "grid.x of /concat_and_cache_mla/" (" / N" when divided)
+  bool matches(const std::string& kernel_name) const;  // on the name's first kMaxMatchedChars, as the rules
+};
+
 class StepRules {
  public:
   static constexpr size_t kMaxPatternChars = 256;   // a rule's regex
@@ -33,6 +49,7 @@ class StepRules {
   std::string name;
   std::string description;
   std::vector<StepRule> rules;
+  BatchFromGrid batch_from;
 
   // The class of a kernel name; the same name is matched once (a trace repeats few names many times).
   const std::string& classify(const std::string& kernel_name) const;
