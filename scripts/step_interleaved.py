@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Decode-step validation with the variants interleaved (docs/step.md §4): the stack of step_validation.py, each
+variant captured once in a CUDA graph, then every cycle replays each variant once, so that drift of the GPU's clocks
+and temperature over the run is common to all of them instead of landing on whichever ran last.
+
+Variants (16 requests unless named otherwise):
+  before    separate q prep, policy A, the block-table copy
+  fused     the q prep fused into one Triton kernel
+  policy    policy B
+  nocopy    no copy
+  splits2, splits8
+            fixed:splits=2 and fixed:splits=8: with policy B's 4 splits, a test of how the GEMM after a split
+            attention slows with the partial outputs the attention leaves in L2
+  a<B>, b<B>
+            policy A and policy B at batch B (--mixed-batches): with before and policy, the steps of a server whose
+            batch changes from step to step
+
+One torch.profiler session records every cycle; each replay sits in a range named `decode_step <variant>`. The trace
+is then cut into one Chrome trace per variant (and mixed_a, mixed_b: the steps of a<B>/before and b<B>/policy in the
+order they ran), each with the host and device events inside its variant's ranges.
+
+  python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30]
+
+Writes OUT/traces.tar (<trace>.json.gz), OUT/events.json (each variant's step time by CUDA events: the median over
+the cycles, and every sample) and prints the medians.
+"""
+import argparse
+import bisect
+import gzip
+import json
+import os
+import statistics
+import tarfile
+import time
+
+import torch
+import triton
+
+from step_validation import HEADS, Attention, Stack, check_kernels, load_lib
+
+
+def capture(s, attention, fused, copy_table):
+    """One decode step of the stack `s`, captured in a CUDA graph after a warm-up off the capture stream."""
+    def step():
+        for layer in range(s.layers):
+            (s.q_prep_fused if fused else s.q_prep_separate)(layer)
+            s.rope_kv_write(layer)
+            if copy_table:
+                s.block_table_static.copy_(s.block_table)
+            attention()
+            s.rest(layer)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    return graph
+
+
+def split_trace(trace, groups):
+    """One trace per group of variants: the metadata events, and every event inside a decode_step range of one of
+    the group's variants (the range itself included)."""
+    events = trace["traceEvents"]
+    ranges = {}  # variant -> [(begin, end)]
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name", "").startswith("decode_step "):
+            ranges.setdefault(e["name"].split(" ", 1)[1], []).append((e["ts"], e["ts"] + e["dur"]))
+    spans = sorted((b, e, v) for v, rs in ranges.items() for b, e in rs)
+    starts = [b for b, _, _ in spans]
+    meta = [e for e in events if e.get("ph") == "M"]
+    out = {name: [] for name in groups}
+    for e in events:
+        if e.get("ph") != "X" or not isinstance(e.get("ts"), (int, float)) or not isinstance(e.get("pid"), int):
+            continue
+        i = bisect.bisect_right(starts, e["ts"]) - 1
+        if i < 0 or e["ts"] > spans[i][1]:
+            continue
+        variant = spans[i][2]
+        for name, members in groups.items():
+            if variant in members:
+                out[name].append(e)
+    return {name: dict(trace, traceEvents=meta + evs) for name, evs in out.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--mixed-batches", default="8,32", help="the other batches of the mixed-batch steps")
+    ap.add_argument("--context", type=int, default=4096)
+    ap.add_argument("--page-size", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=8)
+    ap.add_argument("--cycles", type=int, default=30)
+    ap.add_argument("--copy-mb", type=int, default=16)
+    ap.add_argument("--policy-a", default="aiter-v1")
+    ap.add_argument("--policy-b", default="fixed:splits=4")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    lib = load_lib(a.lib)
+
+    def workload(batch):
+        return {"gpu": a.gpu, "batch": {"kind": "uniform", "count": batch, "context": a.context}, "qlen": 1,
+                "heads": HEADS, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": a.page_size}
+
+    mixed = [int(b) for b in a.mixed_batches.split(",") if b]
+    stacks = {b: Stack(b, a.context, a.layers, a.page_size, a.copy_mb, seed=b) for b in [a.batch] + mixed}
+    check_kernels(stacks[a.batch])
+    attention = {}
+    for b in stacks:
+        for p in [a.policy_a, a.policy_b] + (["fixed:splits=2", "fixed:splits=8"] if b == a.batch else []):
+            attention[(b, p)] = Attention(lib, workload(b), p)
+    s0 = stacks[a.batch]
+    variants = {
+        "before": (s0, attention[(a.batch, a.policy_a)], False, True),
+        "fused": (s0, attention[(a.batch, a.policy_a)], True, True),
+        "policy": (s0, attention[(a.batch, a.policy_b)], False, True),
+        "nocopy": (s0, attention[(a.batch, a.policy_a)], False, False),
+        "splits2": (s0, attention[(a.batch, "fixed:splits=2")], False, True),
+        "splits8": (s0, attention[(a.batch, "fixed:splits=8")], False, True),
+    }
+    for b in mixed:
+        variants[f"a{b}"] = (stacks[b], attention[(b, a.policy_a)], False, True)
+        variants[f"b{b}"] = (stacks[b], attention[(b, a.policy_b)], False, True)
+    graphs = {name: capture(*v) for name, v in variants.items()}
+    names = list(graphs)
+
+    # Each cycle replays every variant once, starting one further along the list, so that no variant always
+    # follows the same one.
+    def order(cycle):
+        k = cycle % len(names)
+        return names[k:] + names[:k]
+
+    samples = {n: [] for n in names}
+    for c in range(a.cycles):
+        for n in order(c):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            graphs[n].replay()
+            e1.record()
+            e1.synchronize()
+            samples[n].append(e0.elapsed_time(e1) * 1000)
+
+    path = os.path.join(a.out, "all.json")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for c in range(a.cycles):
+            for n in order(c):
+                with torch.profiler.record_function("decode_step " + n):
+                    graphs[n].replay()
+                    torch.cuda.synchronize()  # one step at a time, as a server waits for its sampled tokens
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        trace = json.load(f)
+    os.remove(path)
+    groups = {n: [n] for n in names if n[0] not in "ab" or n == "before"}
+    groups["mixed_a"] = [f"a{b}" for b in mixed] + ["before"]
+    groups["mixed_b"] = [f"b{b}" for b in mixed] + ["policy"]
+    traces = []
+    for name, t in split_trace(trace, groups).items():
+        out = os.path.join(a.out, name + ".json.gz")
+        with gzip.open(out, "wt", compresslevel=9) as g:
+            json.dump(t, g)
+        traces.append(name + ".json.gz")
+    events = {"workload": workload(a.batch), "mixed_batches": mixed, "layers": a.layers, "cycles": a.cycles,
+              "copy_mb": a.copy_mb, "policy_a": a.policy_a, "policy_b": a.policy_b,
+              "groups": groups,
+              "predicted_attention_us": {f"{b} {p}": att.predicted_us for (b, p), att in attention.items()},
+              "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "date": time.strftime("%Y-%m-%d"),
+              "step_us_by_events": {n: statistics.median(v) for n, v in samples.items()},
+              "step_us_samples": samples}
+    with open(os.path.join(a.out, "events.json"), "w") as f:
+        json.dump(events, f, indent=1)
+    for n in names:
+        print(f"{n:8s} {events['step_us_by_events'][n]:10.1f} us per step (CUDA events, median of {a.cycles})",
+              flush=True)
+    with tarfile.open(os.path.join(a.out, "traces.tar"), "w") as tar:
+        for t in traces:
+            tar.add(os.path.join(a.out, t), arcname=t)
+            os.remove(os.path.join(a.out, t))
+
+
+if __name__ == "__main__":
+    main()
