@@ -26,14 +26,39 @@ def workload_args(events):
 
 
 def changes(events):
-    """(variant, edit, what) for each change the run measured."""
-    return [("fused", f"fuse=q_prep:bytes={FUSED_BYTES}", "fuse the q prep (5 kernels) into one Triton kernel"),
-            ("policy", f"policy={events['policy_b']}", f"split policy {events['policy_a']} -> {events['policy_b']}"),
-            ("nocopy", "remove=copy", f"remove the {events['copy_mb']} MiB block-table copy")]
+    """(before, after, edit, what, rules) for each change the run measured."""
+    out = [("before", "fused", f"fuse=q_prep:bytes={FUSED_BYTES}", "fuse the q prep (5 kernels) into one Triton kernel",
+            None),
+           ("before", "policy", f"policy={events['policy_b']}",
+            f"split policy {events['policy_a']} -> {events['policy_b']}", None),
+           ("before", "nocopy", "remove=copy", f"remove the {events['copy_mb']} MiB block-table copy", None)]
+    if "mixed_batches" in events:  # scripts/step_interleaved.py: a second split count, and steps of several batches
+        out.append(("before", "splits2", "policy=fixed:splits=2", f"split policy {events['policy_a']} -> fixed:splits=2",
+                    None))
+        batches = "/".join(str(b) for b in sorted(events["mixed_batches"] + [events["workload"]["batch"]["count"]]))
+        what = f"split policy {events['policy_a']} -> {events['policy_b']}, steps of batch {batches}"
+        out.append(("mixed_a", "mixed_b", f"policy={events['policy_b']}", what + " (each step's batch from its trace)",
+                    None))
+        out.append(("mixed_a", "mixed_b", f"policy={events['policy_b']}",
+                    what + " (every step at the flags' batch, as without batch_from)", "no-batch-from"))
+    return out
 
 
-def step(mlasim, trace, workload, edits=()):
-    args = [mlasim, "step", "--trace", trace, *workload, "--format", "json"]
+def rules_without_batch_from(folder):
+    """The stack's rules without batch_from, written next to the predictions (the comparison row's rules)."""
+    with open(os.path.join(os.path.dirname(__file__), "..", "data", "step", "mlasim-torch.json")) as f:
+        rules = json.load(f)
+    rules.pop("batch_from", None)
+    rules["name"] = "mlasim-torch-no-batch-from"
+    path = os.path.join(folder, "rules_no_batch_from.json")
+    with open(path, "w") as f:
+        json.dump(rules, f, indent=2)
+        f.write("\n")
+    return path
+
+
+def step(mlasim, trace, workload, edits=(), rules=None):
+    args = [mlasim, "step", "--trace", trace, *workload, "--format", "json"] + (["--rules", rules] if rules else [])
     for e in edits:
         args += ["--edit", e]
     return json.loads(subprocess.check_output(args)), args[1:]
@@ -45,17 +70,29 @@ def main():
     with open(os.path.join(folder, "events.json")) as f:
         events = json.load(f)
     workload = workload_args(events)
+    # step_validation.py names its traces <variant>_r<round>; step_interleaved.py runs one round per folder.
     rounds = sorted({f.split("_r")[1].split(".")[0] for f in os.listdir(folder) if f.startswith("before_r")})
+    trace_of = lambda variant, r: os.path.join(folder, f"{variant}_r{r}.json.gz")
+    if not rounds:
+        rounds = ["1"]
+        trace_of = lambda variant, r: os.path.join(folder, f"{variant}.json.gz")
     out, rows = [], []
     for r in rounds:
-        before_trace = os.path.join(folder, f"before_r{r}.json.gz")
-        before = step(mlasim, before_trace, workload)[0]["measured"]["step_us"]
-        for name, edit, what in changes(events):
-            predicted, command = step(mlasim, before_trace, workload, [edit])
-            measured = step(mlasim, os.path.join(folder, f"{name}_r{r}.json.gz"), workload)[0]["measured"]["step_us"]
+        for base, name, edit, what, rules in changes(events):
+            rules_path = rules_without_batch_from(folder) if rules == "no-batch-from" else None
+            before_trace = trace_of(base, r)
+            before = step(mlasim, before_trace, workload)[0]["measured"]["step_us"]
+            predicted, command = step(mlasim, before_trace, workload, [edit], rules_path)
+            measured = step(mlasim, trace_of(name, r), workload)[0]["measured"]["step_us"]
             p, m = predicted["edited"]["step_us"], measured
             dp, dm = p / before - 1, m / before - 1
+            if rules_path:
+                command = [c.replace(rules_path, os.path.relpath(rules_path)) for c in command]
+                name += " (no batch_from)"
             out.append({"round": int(r), "change": name, "edit": edit, "workload": workload,
+                        "before_trace": os.path.basename(before_trace),
+                        "after_trace": os.path.basename(trace_of(name.split(" ")[0], r)),
+                        "rules": os.path.basename(rules_path) if rules_path else None,
                         "command": "mlasim " + " ".join(command),
                         "before_us": before, "predicted_us": p, "measured_us": m,
                         "predicted_change_pct": dp * 100, "measured_change_pct": dm * 100,

@@ -26,25 +26,28 @@ nlohmann::json step_json(const std::string& args) {
 // workload the prediction names.
 TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
   int checked = 0;
-  for (const char* folder : {"step", "step_copy8", "step_copy16", "step_copy32"}) {
+  for (const char* folder :
+       {"step", "step_copy8", "step_copy16", "step_copy32", "step_interleaved/run1", "step_interleaved/run2"}) {
     const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/h100/" + folder + "/";
     std::ifstream in(dir + "predictions.json");
     ASSERT_TRUE(in) << dir;
     for (const auto& p : nlohmann::json::parse(in)) {
       std::string workload;
       for (const auto& arg : p["workload"]) workload += " " + arg.get<std::string>();
-      const std::string round = std::to_string(p["round"].get<int>());
-      const nlohmann::json j = step_json("--trace " + dir + "before_r" + round + ".json.gz" + workload + " --edit " +
-                                         p["edit"].get<std::string>());
+      const std::string rules = p["rules"].is_null() ? "" : " --rules " + dir + p["rules"].get<std::string>();
+      const nlohmann::json j = step_json("--trace " + dir + p["before_trace"].get<std::string>() + workload + rules +
+                                         " --edit " + p["edit"].get<std::string>());
       EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << folder << p["edit"];
-      EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << folder << p["edit"];
-      const nlohmann::json after =
-          step_json("--trace " + dir + p["change"].get<std::string>() + "_r" + round + ".json.gz" + workload);
+      EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6)
+          << folder << p["change"];
+      const nlohmann::json after = step_json("--trace " + dir + p["after_trace"].get<std::string>() + workload);
       EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << folder;
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 4 * 2 * 3);  // four runs of two rounds of three changes
+  // Four runs of two rounds of three changes; two interleaved runs of four changes and a mixed-batch change
+  // predicted with and without the steps' own batches.
+  EXPECT_EQ(checked, 4 * 2 * 3 + 2 * 6);
 }
 
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
