@@ -59,16 +59,25 @@ std::string change(double before, double after) {
   return fmt::format("{:+.1f} %", (after / before - 1) * 100);
 }
 
-// The steps' batches read from the trace: "per step from grid.x of rope_kv_write: 8 (10 steps), 16 (10 steps)".
-std::string batch_line(const validate::StepAnalysis& a, const sim::WorkloadContext& ctx) {
+// The batches the steps ran: "8 (50 steps), 16 (50 steps) from grid.x of /rope_kv_write_kernel/ in 100 of 100
+// steps; ...", saying how many steps the trace did not give one for, and why.
+std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhatIf& w,
+                       const sim::WorkloadContext& ctx) {
   std::map<int, int> steps;
-  for (const validate::DecodeStep& s : a.steps) ++steps[s.batch > 0 ? s.batch : static_cast<int>(ctx.batch.size())];
-  std::string out = "per step from " + a.batch_source + ":";
-  for (const auto& [batch, n] : steps) out += fmt::format(" {} ({} step{}),", batch, n, n == 1 ? "" : "s");
-  out.back() = ';';
-  out += " contexts, heads and dtypes from the workload flags";
-  if (!ctx.batch.merge_token.empty()) out += " (a two-scope batch keeps the flags' requests)";
-  return out;
+  for (const int r : w.step_requests) ++steps[r];
+  std::string out;
+  for (const auto& [batch, n] : steps)
+    out += fmt::format("{}{} ({} step{})", out.empty() ? "" : ", ", batch, n, n == 1 ? "" : "s");
+  out += fmt::format("; from {} in {} of {} steps", a.batch_source, a.steps_with_batch, a.steps.size());
+  const int rest = static_cast<int>(a.steps.size()) - a.steps_with_batch;
+  if (rest > 0)
+    out += fmt::format(", the other {} at the flags' {} requests ({} without a matching kernel with a grid{})", rest,
+                       ctx.batch.size(), rest - a.batch_refused,
+                       a.batch_refused > 0 ? fmt::format(", {} whose count divide_by does not divide or is past {}",
+                                                         a.batch_refused, validate::kMaxStepBatch)
+                                           : std::string());
+  if (!ctx.batch.merge_token.empty()) out += "; a two-scope batch keeps the flags' requests";
+  return out + "; contexts, heads and dtypes from the flags";
 }
 
 std::string text_report(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
@@ -79,7 +88,7 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
       a.unmarked_kernels > 0 ? fmt::format(", {} outside every step marker", a.unmarked_kernels) : std::string());
   out += fmt::format("rules   {}\n", a.rules);
   out += fmt::format("step    {}\n", sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters));
-  if (!a.batch_source.empty()) out += fmt::format("batch   {}\n", batch_line(a, ctx));
+  if (!a.batch_source.empty()) out += fmt::format("batch   {}\n", batch_line(a, w, ctx));
   out += "\n";
   const StepSummary& b = w.before_summary;
   const StepSummary& f = w.after_summary;
@@ -104,9 +113,10 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
         fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\nedits\n", w.speedup(), (w.speedup() - 1) * 100);
     for (const std::string& n : w.notes) out += "  " + n + "\n";
   }
-  out +=
-      fmt::format("\nmetadata build of the plan of {} ({} clusters, {} works, {} requests), predicted:", build.policy,
-                  build.clusters, build.works, build.requests);
+  out += fmt::format(
+      "\nmetadata build of the plan of {} for the flags' batch ({} clusters, {} works, {} requests), "
+      "predicted:",
+      build.policy, build.clusters, build.works, build.requests);
   for (const auto& [impl, us] : build.us) out += fmt::format(" {} {:.2f} us,", impl, us);
   out.back() = '\n';
   out += fmt::format("  traced metadata kernels: {:.2f} us per step (metadata=IMPL puts a build in the step)\n",
@@ -114,9 +124,8 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
   if (per_step) {
     out += "\nstep  batch  measured_us  edited_us  kernels  layers\n";
     for (size_t i = 0; i < w.before.size(); ++i)
-      out += fmt::format("{:>4}  {:>5}  {:>11.2f}  {:>9.2f}  {:>7}  {:>6}\n", w.before[i].index,
-                         w.before[i].batch > 0 ? w.before[i].batch : ctx.batch.size(), w.before[i].time_us(),
-                         w.after[i].time_us(), w.before[i].kernels.size(), w.before[i].layers());
+      out += fmt::format("{:>4}  {:>5}  {:>11.2f}  {:>9.2f}  {:>7}  {:>6}\n", w.before[i].index, w.step_requests[i],
+                         w.before[i].time_us(), w.after[i].time_us(), w.before[i].kernels.size(), w.before[i].layers());
   }
   return out;
 }
@@ -142,7 +151,8 @@ void run_step(const StepCommandOptions& o) {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t i = 0; i < w.before.size(); ++i)
       steps.push_back({{"index", w.before[i].index},
-                       {"batch", w.before[i].batch},
+                       {"requests", w.step_requests[i]},
+                       {"batch_from_count", w.before[i].batch},
                        {"measured_us", w.before[i].time_us()},
                        {"edited_us", w.after[i].time_us()},
                        {"kernels", w.before[i].kernels.size()},
@@ -156,6 +166,7 @@ void run_step(const StepCommandOptions& o) {
                               {"unmarked_kernels", a.unmarked_kernels},
                               {"batch_source", a.batch_source},
                               {"steps_with_batch", a.steps_with_batch},
+                              {"batch_refused", a.batch_refused},
                               {"tokens_per_step", w.tokens_per_step},
                               {"policy", policy},
                               {"edits", o.edits},
@@ -173,6 +184,7 @@ void run_step(const StepCommandOptions& o) {
     for (const std::string& c : validate::step_classes())
       row(c + "_us", w.before_summary.class_us.at(c), w.after_summary.class_us.at(c));
     row("gaps_us", w.before_summary.gaps_us, w.after_summary.gaps_us);
+    row("tokens_per_step", w.tokens_per_step, w.tokens_per_step);
     row("kernels", w.before_summary.kernels, w.after_summary.kernels);
     row("tokens_per_s", tokens_per_s(w.tokens_per_step, w.before_summary.time_us),
         tokens_per_s(w.tokens_per_step, w.after_summary.time_us));

@@ -10,7 +10,8 @@ Variants (16 requests unless named otherwise):
   nocopy    no copy
   splits2, splits8
             fixed:splits=2 and fixed:splits=8: with policy B's 4 splits, a test of how the GEMM after a split
-            attention slows with the partial outputs the attention leaves in L2
+            attention slows with the partial outputs the attention leaves in L2 (at the defaults the planner gives
+            fixed:splits=8 only 4 splits per request, policy B's plan)
   a<B>, b<B>
             policy A and policy B at batch B (--mixed-batches): with before and policy, the steps of a server whose
             batch changes from step to step
@@ -76,6 +77,7 @@ def split_trace(trace, groups):
             ranges.setdefault(e["name"].split(" ", 1)[1], []).append((e["ts"], e["ts"] + e["dur"]))
     spans = sorted((b, e, v) for v, rs in ranges.items() for b, e in rs)
     starts = [b for b, _, _ in spans]
+    counts = {v: len(rs) for v, rs in ranges.items()}
     meta = [e for e in events if e.get("ph") == "M"]
     out = {name: [] for name in groups}
     for e in events:
@@ -88,7 +90,7 @@ def split_trace(trace, groups):
         for name, members in groups.items():
             if variant in members:
                 out[name].append(e)
-    return {name: dict(trace, traceEvents=meta + evs) for name, evs in out.items()}
+    return {name: dict(trace, traceEvents=meta + evs) for name, evs in out.items()}, counts
 
 
 def main():
@@ -163,11 +165,15 @@ def main():
     with open(path) as f:
         trace = json.load(f)
     os.remove(path)
-    groups = {n: [n] for n in names if n[0] not in "ab" or n == "before"}
-    groups["mixed_a"] = [f"a{b}" for b in mixed] + ["before"]
-    groups["mixed_b"] = [f"b{b}" for b in mixed] + ["policy"]
+    groups = {n: [n] for n in ["before", "fused", "policy", "nocopy", "splits2", "splits8"]}
+    if mixed:
+        groups["mixed_a"] = [f"a{b}" for b in mixed] + ["before"]
+        groups["mixed_b"] = [f"b{b}" for b in mixed] + ["policy"]
+    split, ranges = split_trace(trace, groups)
+    # Every replay must be in the trace, inside its range: a lost range would bias its variant's mean.
+    assert all(ranges.get(n) == a.cycles for n in names), f"decode_step ranges per variant: {ranges}"
     traces = []
-    for name, t in split_trace(trace, groups).items():
+    for name, t in split.items():
         out = os.path.join(a.out, name + ".json.gz")
         with gzip.open(out, "wt", compresslevel=9) as g:
             json.dump(t, g)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -38,8 +39,7 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       const nlohmann::json j = step_json("--trace " + dir + p["before_trace"].get<std::string>() + workload + rules +
                                          " --edit " + p["edit"].get<std::string>());
       EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << folder << p["edit"];
-      EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6)
-          << folder << p["change"];
+      EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << folder << p["change"];
       const nlohmann::json after = step_json("--trace " + dir + p["after_trace"].get<std::string>() + workload);
       EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << folder;
       ++checked;
@@ -48,6 +48,30 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
   // Four runs of two rounds of three changes; two interleaved runs of four changes and a mixed-batch change
   // predicted with and without the steps' own batches.
   EXPECT_EQ(checked, 4 * 2 * 3 + 2 * 6);
+}
+
+TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
+  const std::string trace =
+      std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/mixed_a.json.gz" + kWorkload;
+  const nlohmann::json j = step_json("--trace " + trace);
+  EXPECT_EQ(j["batch_source"], "grid.x of /rope_kv_write_kernel/");
+  EXPECT_EQ(j["steps_with_batch"], 150);
+  std::map<int, int> requests;
+  for (const auto& s : j["steps"]) {
+    EXPECT_EQ(s["requests"], s["batch_from_count"]);
+    ++requests[s["requests"].get<int>()];
+  }
+  EXPECT_EQ(requests, (std::map<int, int>{{8, 50}, {16, 50}, {32, 50}}));
+  EXPECT_DOUBLE_EQ(j["tokens_per_step"].get<double>(), (8 + 16 + 32) / 3.0);
+  const CliResult text = run_cli("step --trace " + trace + " --steps");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("batch   8 (50 steps), 16 (50 steps), 32 (50 steps); from grid.x of /rope_kv_write_kernel/ "
+                          "in 150 of 150 steps"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("step  batch  measured_us"), std::string::npos) << text.out;
+  const CliResult csv = run_cli("step --trace " + trace + " --format csv");
+  EXPECT_NE(csv.out.find("\ntokens_per_step,"), std::string::npos) << csv.out;
 }
 
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {

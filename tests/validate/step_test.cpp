@@ -324,8 +324,6 @@ TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
   EXPECT_NEAR(u.after_summary.time_us, 2 * (96.0 - 56 + 56 * unsplit.kernel_us / ran.kernel_us) + 11, 1e-9);
 }
 
-// A second policy edit scales against the policy the first left running: back to the policy that ran is the
-// measured step again, and the same policy twice changes nothing the second time.
 TEST(StepTrace, LaunchGridsGiveEachStepsBatch) {
   const StepAnalysis a = analyse(chrome_trace(4, 2, {8, 32}).dump());
   ASSERT_EQ(a.steps.size(), 4u);
@@ -336,7 +334,7 @@ TEST(StepTrace, LaunchGridsGiveEachStepsBatch) {
   // Without grids the steps do not say.
   const StepAnalysis none = analyse(chrome_trace(2, 1).dump());
   EXPECT_EQ(none.steps[0].batch, 0);
-  EXPECT_EQ(none.batch_source, "");
+  EXPECT_EQ(none.steps_with_batch, 0);
   // rocprofv3 counts work-items: 16 workgroups of 512.
   const std::string csv =
       "Kernel_Name,Start_Timestamp,End_Timestamp,Grid_Size_X,Grid_Size_Y,Grid_Size_Z,Workgroup_Size_X,"
@@ -346,7 +344,83 @@ TEST(StepTrace, LaunchGridsGiveEachStepsBatch) {
   const KernelTrace t = parse_kernel_trace(csv, "r.csv");
   EXPECT_EQ(t.kernels[0].grid[0], 16);
   EXPECT_EQ(t.kernels[1].grid[0], 1);
-  EXPECT_EQ(analyse_steps(t, load_step_rules("vllm-rocm-aiter"), {}).steps[0].batch, 16);
+  const StepAnalysis rocm = analyse_steps(t, load_step_rules("vllm-rocm-aiter"), {});
+  EXPECT_EQ(rocm.steps[0].batch, 16);
+  EXPECT_TRUE(rocm.batch_counts_tokens);  // vLLM's cache write: one block per query token
+}
+
+// A rule set whose batch_from divides the grid; steps with and without a grid in one trace.
+StepRules rules_dividing_by(int divide_by, const char* counts = "requests") {
+  return step_rules_from_json(R"({"name": "d", "rules": [{"class": "mla_stage1", "match": "mla_decode_"},
+                                                         {"class": "mla_reduce", "match": "mla_reduce"}],
+                                   "batch_from": {"match": "rope_kv_write", "divide_by": )" +
+                                  std::to_string(divide_by) + R"(, "counts": ")" + counts + R"("}})",
+                              "d.json");
+}
+
+TEST(StepTrace, ABatchThatTheGridDoesNotGiveIsTheFlags) {
+  json trace = chrome_trace(3, 1, {12, 8, 6});
+  // Step 2's RoPE + KV write loses its grid.
+  int seen = 0;
+  for (auto& e : trace["traceEvents"])
+    if (e["name"] == "rope_kv_write_kernel" && seen++ == 2) e["args"].erase("grid");
+  const KernelTrace t = parse_kernel_trace(trace.dump(), "t.json");
+  const StepAnalysis a = analyse_steps(t, rules_dividing_by(4), {});
+  // 12 / 4 = 3; 8 / 4 = 2; no grid: 0.
+  EXPECT_EQ(a.steps[0].batch, 3);
+  EXPECT_EQ(a.steps[1].batch, 2);
+  EXPECT_EQ(a.steps[2].batch, 0);
+  EXPECT_EQ(a.steps_with_batch, 2);
+  EXPECT_EQ(a.batch_refused, 0);
+  EXPECT_EQ(a.batch_source, "grid.x of /rope_kv_write/ / 4");
+  // divide_by 5 divides none of 12 and 8: refused, and counted.
+  const StepAnalysis uneven = analyse_steps(t, rules_dividing_by(5), {});
+  EXPECT_EQ(uneven.steps[0].batch, 0);
+  EXPECT_EQ(uneven.batch_refused, 2);
+  // A grid recorded on the launch rather than the kernel (ROCm's tracer) counts too.
+  json launch = chrome_trace(1, 1, {});
+  for (auto& e : launch["traceEvents"])
+    if (e["cat"] == "cuda_runtime" && e["args"]["correlation"] == 3) e["args"]["grid"] = {24, 1, 1};
+  EXPECT_EQ(analyse(launch.dump()).steps[0].batch, 24);
+}
+
+TEST_F(StepEdits, StepsTakeTheFlagsRequestsRepeatedToTheirBatch) {
+  // Tokens over the flags' query tokens per request: 2 per request (MTP), so 12 and 8 tokens are 6 and 4 requests.
+  sim::Workload wl;
+  wl.gpu = "h100";
+  wl.batch = sim::BatchSpec::uniform(16, 8192);
+  wl.heads = 128;
+  wl.q_dtype = wl.kv_dtype = DType::bf16;
+  wl.page_size = 64;
+  wl.qlen = 2;
+  const sim::WorkloadContext ctx = sim::resolve(wl);
+  a = analyse_steps(parse_kernel_trace(chrome_trace(2, 2, {12, 8}).dump(), "t.json"), rules_dividing_by(1, "tokens"),
+                    {});
+  const StepWhatIf w = apply({"policy=fixed:splits=1"}, &ctx, "aiter-v1");
+  EXPECT_EQ(w.step_requests, (std::vector<int>{6, 4}));
+  EXPECT_DOUBLE_EQ(w.tokens_per_step, 10);  // (12 + 8) / 2
+  sim::WorkloadContext six = ctx;
+  six.batch.kv_lens.assign(6, 8192);
+  six.batch.qo_lens.assign(6, 2);
+  const double r = sim::evaluate("fixed:splits=1", six).prediction->metrics.kernel_us /
+                   sim::evaluate("aiter-v1", six).prediction->metrics.kernel_us;
+  const auto c = w.after[0].class_us();
+  EXPECT_NEAR(c.at("mla_stage1") + c.at("mla_reduce"), 2 * 56.0 * r, 1e-9);
+  // A metadata edit builds each step's own plan: 6 and 4 requests make different plans.
+  sim::MetadataCostModel model;
+  model.implementations = {{"device-serial", 0.0, 0.0, 1.0, "published", "test"}};
+  const std::vector<StepEdit> edits = {parse_step_edit("metadata=device-serial")};
+  const StepWhatIf m = apply_step_edits(a, edits, {&ctx, "aiter-v1", &model});
+  const auto items = [&](int requests) {
+    sim::WorkloadContext c2 = ctx;
+    c2.batch.kv_lens.assign(static_cast<size_t>(requests), 8192);
+    c2.batch.qo_lens.assign(static_cast<size_t>(requests), 2);
+    return static_cast<double>(sim::metadata_items(*sim::evaluate("aiter-v1", c2).plan));
+  };
+  EXPECT_NEAR(m.after[0].class_us().at("metadata"), items(6), 1e-9);
+  EXPECT_NEAR(m.after[1].class_us().at("metadata"), items(4), 1e-9);
+  EXPECT_NE(items(6), items(4));
+  EXPECT_NE(m.notes[0].find("2 batches"), std::string::npos) << m.notes[0];
 }
 
 TEST_F(StepEdits, APolicyEditPredictsEachStepAtItsOwnBatch) {
@@ -372,6 +446,8 @@ TEST_F(StepEdits, APolicyEditPredictsEachStepAtItsOwnBatch) {
   EXPECT_NE(w.notes[0].find("at batch 32:"), std::string::npos) << w.notes[0];
 }
 
+// A second policy edit scales against the policy the first left running: back to the policy that ran is the
+// measured step again, and the same policy twice changes nothing the second time.
 TEST_F(StepEdits, PolicyEditsChainFromThePolicyTheStepRuns) {
   const sim::WorkloadContext ctx = h100_context();
   const double measured = apply({}, &ctx).before_summary.class_us.at("mla_stage1");

@@ -87,6 +87,7 @@ KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
   };
   std::vector<Marker> markers, decode_markers;
   std::map<long long, double> launch_ts;  // correlation id -> host launch time
+  std::map<long long, std::array<long long, 3>> launch_grid;
   std::vector<long long> kernel_correlation;
   for (size_t i = 0; i < events->size(); ++i) {
     const json& e = (*events)[i];
@@ -114,9 +115,16 @@ KernelTrace parse_chrome_trace(const json& j, const std::string& origin) {
       const double ts = number_field(e, "ts", where, false);
       (kind == 1 ? markers : decode_markers).push_back({ts, ts + number_field(e, "dur", where, true)});
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-      if (const long long c = correlation_of(e); c >= 0) launch_ts[c] = number_field(e, "ts", where, false);
+      if (const long long c = correlation_of(e); c >= 0) {
+        launch_ts[c] = number_field(e, "ts", where, false);
+        // ROCm's tracer may record the grid on the launch rather than on the kernel.
+        if (const auto g = e.at("args").find("grid"); g != e.at("args").end()) launch_grid[c] = grid_field(*g, where);
+      }
     }
   }
+  for (size_t k = 0; k < t.kernels.size(); ++k)
+    if (t.kernels[k].grid[0] == 0)
+      if (const auto g = launch_grid.find(kernel_correlation[k]); g != launch_grid.end()) t.kernels[k].grid = g->second;
   // One kind of marker cuts the steps: torch.profiler's steps when the trace has them (a decode_step range inside
   // one would otherwise cut each step in two), else the decode_step ranges.
   if (markers.empty()) markers = std::move(decode_markers);

@@ -8,14 +8,16 @@
 namespace mlasim::validate {
 namespace {
 
-// The step's batch from its first kernel that the rules' batch_from names and that has a grid (0: none).
-int batch_of(const std::vector<const TraceKernel*>& kernels, const StepRules& rules) {
+// The step's launch count from its first kernel that the rules' batch_from names and that has a grid: 0 when none
+// has, -1 when divide_by does not divide it or it is past kMaxStepBatch.
+long long batch_of(const std::vector<const TraceKernel*>& kernels, const StepRules& rules) {
   const BatchFromGrid& from = rules.batch_from;
   if (from.match.empty()) return 0;
   for (const TraceKernel* k : kernels) {
     const long long blocks = k->grid[static_cast<size_t>(from.axis)];
     if (blocks <= 0 || !from.matches(k->name)) continue;
-    return static_cast<int>(std::clamp<long long>(blocks / from.divide_by, 0, kMaxStepBatch));
+    if (blocks % from.divide_by != 0 || blocks / from.divide_by > kMaxStepBatch) return -1;
+    return blocks / from.divide_by;
   }
   return 0;
 }
@@ -24,7 +26,6 @@ int batch_of(const std::vector<const TraceKernel*>& kernels, const StepRules& ru
 DecodeStep make_step(int index, const std::vector<const TraceKernel*>& kernels, const StepRules& rules) {
   DecodeStep s;
   s.index = index;
-  s.batch = batch_of(kernels, rules);
   double latest_end = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const TraceKernel& k = *kernels[i];
@@ -129,9 +130,13 @@ StepAnalysis analyse_steps(const KernelTrace& trace, const StepRules& rules, con
     std::stable_sort(g.begin(), g.end(),
                      [](const TraceKernel* x, const TraceKernel* y) { return x->start_us < y->start_us; });
     a.steps.push_back(make_step(i, g, rules));
-    if (a.steps.back().batch > 0) ++a.steps_with_batch;
+    const long long count = batch_of(g, rules);
+    a.steps.back().batch = static_cast<int>(std::max(0LL, count));
+    if (count > 0) ++a.steps_with_batch;
+    if (count < 0) ++a.batch_refused;
   }
-  if (a.steps_with_batch > 0) a.batch_source = rules.batch_from.describe();
+  a.batch_source = rules.batch_from.describe();
+  a.batch_counts_tokens = rules.batch_from.counts_tokens;
   return a;
 }
 

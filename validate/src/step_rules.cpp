@@ -31,6 +31,7 @@ std::string BatchFromGrid::describe() const {
   if (match.empty()) return "";
   std::string out = std::string("grid.") + "xyz"[axis] + " of /" + match + "/";
   if (divide_by != 1) out += " / " + std::to_string(divide_by);
+  if (counts_tokens) out += " tokens";
   return out;
 }
 
@@ -52,8 +53,8 @@ std::regex rule_regex(const std::string& text, const std::string& field) {
 }
 
 BatchFromGrid batch_from_json(const json& j) {
-  if (!j.is_object()) throw InputError("batch_from", "must be an object {match, grid_axis, divide_by}");
-  const JsonFields f(j, "batch_from", {"match", "grid_axis", "divide_by"}, "batch_from field");
+  if (!j.is_object()) throw InputError("batch_from", "must be an object {match, grid_axis, divide_by, counts}");
+  const JsonFields f(j, "batch_from", {"match", "grid_axis", "divide_by", "counts"}, "batch_from field");
   BatchFromGrid b;
   b.match = f.text("match", "");
   b.pattern = rule_regex(b.match, f.name("match"));
@@ -62,6 +63,10 @@ BatchFromGrid batch_from_json(const json& j) {
     throw InputError(f.name("grid_axis"), "must be x, y or z, got '" + axis + "'");
   b.axis = axis[0] - 'x';
   b.divide_by = f.integer("divide_by", 1, 1, 1 << 20);
+  const std::string counts = f.text("counts", "requests");
+  if (counts != "requests" && counts != "tokens")
+    throw InputError(f.name("counts"), "must be requests or tokens, got '" + counts + "'");
+  b.counts_tokens = counts == "tokens";
   return b;
 }
 

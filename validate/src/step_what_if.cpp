@@ -192,19 +192,36 @@ int remove_kernels(DecodeStep& s, const Selector& match) {
 }
 
 // The workload a step ran: the flags' workload, resized to the step's batch when the trace gives one (the flags'
-// requests repeated in order, or the first of them). A two-scope batch keeps its own size: its requests are
-// scope streams of tokens, which a launch grid does not count.
+// requests repeated in order, or the first of them). A count of tokens becomes requests over the flags' query tokens
+// per request. A two-scope batch keeps its own size: its requests are scope streams of tokens, which a launch grid
+// does not count.
 class StepWorkloads {
  public:
-  explicit StepWorkloads(const sim::WorkloadContext& flags) : flags_(flags) {}
+  StepWorkloads(const sim::WorkloadContext& flags, bool counts_tokens, std::string source)
+      : flags_(flags), counts_tokens_(counts_tokens), source_(std::move(source)) {}
+  int requests_of(const DecodeStep& s) const {
+    const int n = flags_.batch.size();
+    if (s.batch <= 0 || !flags_.batch.merge_token.empty()) return n;
+    if (!counts_tokens_) return s.batch;
+    const double per_request = static_cast<double>(flags_.batch.total_qo_tokens()) / n;
+    return std::max(1, static_cast<int>(std::lround(s.batch / per_request)));
+  }
   const sim::WorkloadContext& of(const DecodeStep& s) {
-    const int n = static_cast<int>(flags_.batch.kv_lens.size());
-    if (s.batch <= 0 || s.batch == n || !flags_.batch.merge_token.empty()) return flags_;
-    auto it = resized_.find(s.batch);
-    if (it == resized_.end()) it = resized_.emplace(s.batch, resized(s.batch)).first;
+    const int requests = requests_of(s);
+    if (requests == flags_.batch.size()) return flags_;
+    auto it = resized_.find(requests);
+    if (it == resized_.end()) it = resized_.emplace(requests, resized(requests)).first;
     return it->second;
   }
-  bool resizes() const { return !resized_.empty(); }
+  // The model's evaluation of `spec` for the step's workload; an error at a batch the trace gave names the step.
+  sim::Evaluation evaluate(const std::string& spec, const DecodeStep& s, const std::string& edit) {
+    try {
+      return sim::evaluate(spec, of(s));
+    } catch (const InputError& e) {
+      if (requests_of(s) == flags_.batch.size()) throw;
+      bad_edit(edit, fmt::format("step {} at {} requests ({}): {}", s.index, requests_of(s), source_, e.what()));
+    }
+  }
 
  private:
   sim::WorkloadContext resized(int requests) const {
@@ -221,6 +238,8 @@ class StepWorkloads {
     return c;
   }
   const sim::WorkloadContext& flags_;
+  bool counts_tokens_;
+  std::string source_;
   std::map<int, sim::WorkloadContext> resized_;
 };
 
@@ -295,9 +314,11 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   w.after = analysis.steps;
   std::optional<StepWorkloads> workloads;
   if (context.workload) {
-    workloads.emplace(*context.workload);
-    for (const DecodeStep& s : w.before)
+    workloads.emplace(*context.workload, analysis.batch_counts_tokens, analysis.batch_source);
+    for (const DecodeStep& s : w.before) {
+      w.step_requests.push_back(workloads->requests_of(s));
       w.tokens_per_step += static_cast<double>(workloads->of(s).batch.total_qo_tokens());
+    }
     w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
@@ -311,13 +332,13 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       std::map<int, PolicyChange> by_batch;
       int layers = 0;
       for (size_t i = 0; i < w.after.size(); ++i) {
-        const sim::WorkloadContext& wl = workloads->of(w.before[i]);
-        const int requests = static_cast<int>(wl.batch.kv_lens.size());
+        const int requests = w.step_requests[i];
         auto c = by_batch.find(requests);
         if (c == by_batch.end()) {
           c = by_batch
-                  .emplace(requests, PolicyChange{sim::evaluate(running, wl).prediction->metrics,
-                                                  sim::evaluate(e.policy, wl).prediction->metrics})
+                  .emplace(requests,
+                           PolicyChange{workloads->evaluate(running, w.before[i], e.text).prediction->metrics,
+                                        workloads->evaluate(e.policy, w.before[i], e.text).prediction->metrics})
                   .first;
           if (c->second.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
         }
@@ -325,10 +346,13 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       }
       if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
       did = fmt::format("{} layers per step: predicted kernel", layers / static_cast<int>(w.after.size()));
-      for (const auto& [requests, c] : by_batch)
-        did += fmt::format("{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}",
+      std::string sep;
+      for (const auto& [requests, c] : by_batch) {
+        did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
                            by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(),
                            c.ran.kernel_us, running, c.next.kernel_us, e.policy, c.ratio());
+        sep = ";";
+      }
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
@@ -341,10 +365,9 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       double traced = 0, built = 0;
       std::map<int, sim::Evaluation> plans;  // by the step's requests
       for (size_t i = 0; i < w.after.size(); ++i) {
-        const sim::WorkloadContext& wl = workloads->of(w.before[i]);
-        const int requests = static_cast<int>(wl.batch.kv_lens.size());
+        const int requests = w.step_requests[i];
         auto p = plans.find(requests);
-        if (p == plans.end()) p = plans.emplace(requests, sim::evaluate(running, wl)).first;
+        if (p == plans.end()) p = plans.emplace(requests, workloads->evaluate(running, w.before[i], e.text)).first;
         const double us = sim::metadata_us(*impl, *p->second.plan);
         traced += w.after[i].class_us().at("metadata");
         built += us;

@@ -24,7 +24,8 @@ struct StepKernel {
 
 struct DecodeStep {
   int index = 0;  // in the trace, from 0, before skipping
-  int batch = 0;  // requests, from the rules' batch_from launch argument; 0: the trace does not say
+  // The rules' batch_from launch count (requests, or query tokens when it counts tokens); 0: the trace does not say.
+  int batch = 0;
   std::vector<StepKernel> kernels;
   double time_us() const;  // Σ exposed + Σ gap
   double gaps_us() const;
@@ -47,8 +48,10 @@ struct StepAnalysis {
   std::vector<DecodeStep> steps;  // after skipping
   int kernels = 0;                // kernels read
   int unmarked_kernels = 0;       // kernels no marker covers: each joins the step of the marked kernel before it
-  std::string batch_source;       // where the steps' batches come from (BatchFromGrid::describe); "" if nowhere
-  int steps_with_batch = 0;       // steps whose batch the trace gives
+  std::string batch_source;       // the rules' batch_from (BatchFromGrid::describe); "" when they have none
+  bool batch_counts_tokens = false;
+  int steps_with_batch = 0;  // steps whose batch the trace gives
+  int batch_refused = 0;     // steps whose count divide_by does not divide, or past kMaxStepBatch
 };
 
 // Cuts and classes the trace. Throws InputError("skip", ...) when skipping leaves no step.

@@ -4,15 +4,17 @@
 //
 //   {"name": "vllm-rocm-aiter", "description": "...", "sources": ["..."],
 //    "rules": [{"class": "mla_stage1", "match": "^mla_a8w8.*"}, ...],
-//    "batch_from": {"match": "concat_and_cache_mla", "grid_axis": "x", "divide_by": 1}}
+//    "batch_from": {"match": "concat_and_cache_mla", "grid_axis": "x", "counts": "tokens"}}
 //
 // The first rule whose ECMAScript regex is found in the kernel's name decides its class; a kernel no rule matches
 // is "other" (the rest of the layer: GEMMs, norms, MoE, sampling).
 //
-// batch_from (optional) reads each step's batch from a launch argument: the grid of the step's first kernel whose
-// name the regex matches, along that axis, divided by divide_by (a kernel launched with one block per query token,
-// as vLLM's KV-cache write is: divide_by is then the query tokens per request). A step without such a kernel, or a
-// trace without grids, takes the batch of the workload flags.
+// batch_from (optional) reads each step's batch from a launch argument: the grid, along grid_axis, of the step's
+// first kernel that has a grid and whose name the regex matches, over divide_by (default 1). `counts` says what
+// that number is: "requests" (the default: one block per request) or "tokens" (one block per query token, as
+// vLLM's KV-cache write launches; the requests are then the tokens over the workload's query tokens per request).
+// A step without such a kernel, a count that divide_by does not divide, or one past 65536 keeps the workload
+// flags' batch.
 #include <regex>
 #include <string>
 #include <string_view>
@@ -38,6 +40,7 @@ struct BatchFromGrid {
   std::regex pattern;
   int axis = 0;  // 0, 1, 2 for x, y, z
   long long divide_by = 1;
+  bool counts_tokens = false;                          // the count is query tokens, not requests
   std::string describe() const;                        // "grid.x of /concat_and_cache_mla/" (" / N" when divided)
   bool matches(const std::string& kernel_name) const;  // on the name's first kMaxMatchedChars, as the rules
 };

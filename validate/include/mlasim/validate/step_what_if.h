@@ -58,7 +58,8 @@ struct StepWhatIf {
   std::vector<DecodeStep> before, after;
   StepSummary before_summary, after_summary;
   std::vector<std::string> notes;  // per edit, what it did (one line each)
-  double tokens_per_step = 0;      // query tokens of the workload's batch
+  double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
+  std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   double speedup() const;          // before step time / after step time
 };
 
