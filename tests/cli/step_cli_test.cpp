@@ -27,8 +27,8 @@ nlohmann::json step_json(const std::string& args) {
 // workload the prediction names.
 TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
   int checked = 0;
-  for (const char* folder :
-       {"step", "step_copy8", "step_copy16", "step_copy32", "step_interleaved/run1", "step_interleaved/run2"}) {
+  for (const char* folder : {"step", "step_copy8", "step_copy16", "step_copy32", "step_interleaved/run1",
+                             "step_interleaved/run2", "step_interleaved/lease2/run1", "step_interleaved/lease2/run2"}) {
     const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/h100/" + folder + "/";
     std::ifstream in(dir + "predictions.json");
     ASSERT_TRUE(in) << dir;
@@ -45,9 +45,9 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       ++checked;
     }
   }
-  // Four runs of two rounds of three changes; two interleaved runs of four changes and a mixed-batch change
-  // predicted with and without the steps' own batches.
-  EXPECT_EQ(checked, 4 * 2 * 3 + 2 * 6);
+  // Four runs of two rounds of three changes; four interleaved runs (two leases) of four changes and a mixed-batch
+  // change predicted with and without the steps' own batches.
+  EXPECT_EQ(checked, 4 * 2 * 3 + 4 * 6);
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
