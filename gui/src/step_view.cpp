@@ -65,12 +65,19 @@ bool StepView::open_trace(const QString& path, const QString& rules) {
   } catch (const InputError& e) {
     return show_error(e);
   }
-  trace_label_->setText(tr("%1: %2 steps (%3), %4 kernels, rules %5")
-                            .arg(QFileInfo(path).fileName())
-                            .arg(analysis_->steps.size())
-                            .arg(QString::fromStdString(analysis_->split))
-                            .arg(analysis_->kernels)
-                            .arg(QString::fromStdString(analysis_->rules)));
+  QString label = tr("%1: %2 steps (%3), %4 kernels, rules %5")
+                      .arg(QFileInfo(path).fileName())
+                      .arg(analysis_->steps.size())
+                      .arg(QString::fromStdString(analysis_->split))
+                      .arg(analysis_->kernels)
+                      .arg(QString::fromStdString(analysis_->rules));
+  // A step whose batch the trace gives runs at it; the workload panel gives the rest (docs/step.md §2).
+  if (!analysis_->batch_source.empty())
+    label += tr("; batch from %1 in %2 of %3 steps, else the workload's")
+                 .arg(QString::fromStdString(analysis_->batch_source))
+                 .arg(analysis_->steps_with_batch)
+                 .arg(analysis_->steps.size());
+  trace_label_->setText(label);
   return update();
 }
 

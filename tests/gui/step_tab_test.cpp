@@ -1,5 +1,6 @@
 // The Step tab: a committed decode-step trace opened in the explorer, its batch the explorer's workload and the
 // policy that ran policy A; edits typed above it give the same step `mlasim step` gives, drawn as two lanes.
+#include <QLabel>
 #include <QTest>
 
 #include "gui_test_support.h"
@@ -86,20 +87,26 @@ class StepTabTest : public QObject {
     QVERIFY(window_->open_step_trace(kTrace));
     StepView* view = window_->step_view();
     QVERIFY(view->set_edits(QStringLiteral("policy=fixed:splits=4")));
-    const double with_16 = view->what_if()->after_summary.time_us;
-    // Another batch in the workload panel re-predicts the same edit for it.
+    const double at_4096 = view->what_if()->after_summary.time_us;
+    // Another context in the workload panel re-predicts the same edit for it; the batch stays the trace's own
+    // (its RoPE + KV-write grid: 16 requests), whatever the panel says.
     sim::Scenario s = window_->scenario();
-    s.workload.batch = sim::BatchSpec::uniform(64, 4096);
+    s.workload.batch = sim::BatchSpec::uniform(64, 16384);
     window_->set_scenario(s);
-    QVERIFY(view->what_if()->after_summary.time_us != with_16);
-    QCOMPARE(view->what_if()->tokens_per_step, 64.0);
+    const double at_16384 = view->what_if()->after_summary.time_us;
+    QVERIFY(at_16384 != at_4096);
+    QCOMPARE(view->what_if()->tokens_per_step, 16.0);
+    bool labelled = false;
+    for (const QLabel* l : view->findChildren<QLabel*>())
+      labelled |= l->text().contains(QStringLiteral("batch from grid.x of /rope_kv_write_kernel/ in 20 of 20 steps"));
+    QVERIFY(labelled);
     // With another tab in front, an edit of the forms waits until the Step tab is shown again.
     QVERIFY(window_->show_tab(QStringLiteral("timeline")));
-    s.workload.batch = sim::BatchSpec::uniform(32, 4096);
+    s.workload.batch = sim::BatchSpec::uniform(64, 4096);
     window_->set_scenario(s);
-    QCOMPARE(view->what_if()->tokens_per_step, 64.0);
+    QCOMPARE(view->what_if()->after_summary.time_us, at_16384);
     QVERIFY(window_->show_tab(QStringLiteral("step")));
-    QCOMPARE(view->what_if()->tokens_per_step, 32.0);
+    QCOMPARE(view->what_if()->after_summary.time_us, at_4096);
   }
 
   void a_missing_trace_is_named() {
