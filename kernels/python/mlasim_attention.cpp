@@ -18,8 +18,10 @@
 
 namespace {
 
+// The runner keeps references to its plan and problem, so both live here, beside it, for as long as it does.
 struct Attention {
   mlasim::sim::Plan plan;
+  mlasim::kernels::MlaProblem problem;
   std::unique_ptr<mlasim::kernels::MlaRunner> runner;
   double predicted_us = 0;
 };
@@ -42,8 +44,8 @@ void* mlasim_attention_create(const char* workload_json, const char* policy, cha
     auto a = std::make_unique<Attention>();
     a->plan = *e.plan;
     a->predicted_us = e.prediction->metrics.kernel_us;
-    const mlasim::kernels::MlaProblem problem = mlasim::kernels::MlaProblem::make(ctx.batch, a->plan, 1);
-    a->runner = std::make_unique<mlasim::kernels::MlaRunner>(a->plan, problem);
+    a->problem = mlasim::kernels::MlaProblem::make(ctx.batch, a->plan, 1);
+    a->runner = std::make_unique<mlasim::kernels::MlaRunner>(a->plan, a->problem);
     return a.release();
   } catch (const std::exception& ex) {
     set_error(error, error_len, ex.what());

@@ -54,6 +54,7 @@ enum class DecodeKernel { automatic, portable, wgmma };
 DecodeKernel parse_decode_kernel(const std::string& name);
 const char* decode_kernel_name(DecodeKernel k);
 
+// A runner refers to `plan` and `problem` for its whole life (it reads both at each launch): they must outlive it.
 class MlaRunner {
  public:
   MlaRunner(const sim::Plan& plan, const MlaProblem& problem, DecodeKernel kernel = DecodeKernel::automatic);
