@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""L2 carry-over probe (docs/step.md §7): how much longer a kernel takes when the kernel before it left written
+(dirty) lines in L2, which must reach HBM while the next kernel streams its own bytes.
+
+Each variant is a producer followed by a follower, repeated --reps times with buffers of their own (so nothing a
+follower reads is in L2 from an earlier repeat), captured once in a CUDA graph. Every cycle replays each variant
+once, one further along the list each cycle, under one torch.profiler session; each kernel's device time comes from
+the trace.
+
+Producers
+  none            nothing: the follower after the previous repeat's follower
+  fill:MB         a kernel that writes MB megabytes (1e6 bytes) and reads nothing
+  read:MB         a kernel that reads MB megabytes and writes nothing: clean lines in L2
+  fillstream:MB   fill:MB, then a full-GPU read of 96 MB: is what the fill left dirty written back by then?
+  copy:MB         a device-to-device copy of MB megabytes (torch's copy_, the step stack's block-table copy)
+  fillread:MB     fill:MB, then a full-GPU read of the same MB: a split attention and its reduce, in miniature (the
+                  partial outputs written, then read once)
+  attn:B:CTX:POL  our MLA decode kernels (stage 1, and the reduce when the plan has partials) for B requests of CTX
+                  tokens, 128 heads, bf16, page 64, planned by the split policy POL
+Followers
+  gemm            the bf16 GEMM [16, 16384] x [16384, 4096] of the step stack (docs/step.md §4): HBM-bound
+  full            a full-GPU read of 75 MB: HBM-bound
+  lat             a read of 75 MB by 16 programs: latency-bound, as the unsplit attention of the stack
+  attn:B:CTX:POL  our MLA decode kernels as the follower
+
+  python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3]
+
+Writes OUT/l2_carry.csv (one row per variant: the follower's and the producer's kernel times, median and spread
+over cycles and repeats) and OUT/kernels.csv.gz (every kernel of every replay), and prints the table.
+"""
+import argparse
+import bisect
+import csv
+import gzip
+import json
+import os
+import statistics
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+from step_validation import HEADS, Attention, load_lib
+
+MB = 1000 * 1000
+GEMM_K, GEMM_N = HEADS * 128, 4096
+
+
+@triton.jit
+def fill_kernel(ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(ptr + offs, tl.full([BLOCK], 1.0, tl.float32), mask=offs < n)
+
+
+@triton.jit
+def produce_read_kernel(ptr, out_ptr, n, per_prog, BLOCK: tl.constexpr):
+    start = tl.program_id(0) * per_prog
+    acc = tl.zeros([BLOCK], tl.float32)
+    for off in range(start, start + per_prog, BLOCK):
+        offs = off + tl.arange(0, BLOCK)
+        acc += tl.load(ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(acc))
+
+
+@triton.jit
+def follow_read_kernel(ptr, out_ptr, n, per_prog, BLOCK: tl.constexpr):
+    start = tl.program_id(0) * per_prog
+    acc = tl.zeros([BLOCK], tl.float32)
+    for off in range(start, start + per_prog, BLOCK):
+        offs = off + tl.arange(0, BLOCK)
+        acc += tl.load(ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(acc))
+
+
+BLOCK = 2048
+
+
+def read(kernel, buf, out, programs):
+    n = buf.numel()
+    per_prog = triton.cdiv(triton.cdiv(n, programs), BLOCK) * BLOCK
+    kernel[(programs,)](buf, out, n, per_prog, BLOCK=BLOCK)
+
+
+def fill(buf):
+    fill_kernel[(triton.cdiv(buf.numel(), BLOCK),)](buf, buf.numel(), BLOCK=BLOCK)
+
+
+def f32(nbytes):
+    return torch.empty(nbytes // 4, dtype=torch.float32, device="cuda")
+
+
+class Probe:
+    def __init__(self, lib, reps, sms):
+        self.lib, self.reps, self.sms = lib, reps, sms
+        self.out = torch.empty(1 << 16, dtype=torch.float32, device="cuda")
+        self.pool = {}
+        self.attn = {}
+        g = torch.Generator(device="cuda").manual_seed(7)
+        self.h = (torch.rand(16, GEMM_K, generator=g, device="cuda") - 0.5).to(torch.bfloat16)
+        self.w = [((torch.rand(GEMM_K, GEMM_N, generator=g, device="cuda") - 0.5) * 0.01).to(torch.bfloat16)
+                  for _ in range(reps)]
+
+    def buffers(self, tag, nbytes):
+        key = (tag, nbytes)
+        if key not in self.pool:
+            self.pool[key] = [f32(nbytes).uniform_() for _ in range(self.reps)]
+        return self.pool[key]
+
+    def attention(self, spec, role):
+        # Producers and followers of one configuration get objects of their own: no inputs shared in L2.
+        key = (spec, role)
+        if key not in self.attn:
+            _, b, ctx, pol = spec.split(":", 3)
+            w = {"gpu": "h100", "batch": {"kind": "uniform", "count": int(b), "context": int(ctx)}, "qlen": 1,
+                 "heads": HEADS, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": 64}
+            self.attn[key] = [Attention(self.lib, w, pol) for _ in range(self.reps)]
+        return self.attn[key]
+
+    def op(self, spec, role):
+        """The op of repeat i for a producer or follower spec."""
+        kind = spec.split(":")[0]
+        if kind == "none":
+            return lambda i: None
+        if kind == "fill":
+            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB))
+            return lambda i: fill(bufs[i])
+        if kind == "read":
+            bufs = self.buffers("read", int(float(spec.split(":")[1]) * MB))
+            return lambda i: read(produce_read_kernel, bufs[i], self.out, 8 * self.sms)
+        if kind == "copy":
+            src, dst = self.buffers("copysrc", int(float(spec.split(":")[1]) * MB)), self.buffers(
+                "copydst", int(float(spec.split(":")[1]) * MB))
+            return lambda i: dst[i].copy_(src[i])
+        if kind == "fillread":
+            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB))
+            return lambda i: (fill(bufs[i]), read(produce_read_kernel, bufs[i], self.out, 8 * self.sms))
+        if kind == "fillstream":
+            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB))
+            stream = self.buffers("stream", 96 * MB)
+            return lambda i: (fill(bufs[i]), read(produce_read_kernel, stream[i], self.out, 8 * self.sms))
+        if kind == "gemm":
+            return lambda i: self.h @ self.w[i]
+        if kind == "full":
+            bufs = self.buffers("follow", 75 * MB)
+            return lambda i: read(follow_read_kernel, bufs[i], self.out, 8 * self.sms)
+        if kind == "lat":
+            bufs = self.buffers("follow", 75 * MB)
+            return lambda i: read(follow_read_kernel, bufs[i], self.out, 16)
+        if kind == "attn":
+            objs = self.attention(spec, role)
+            return lambda i: objs[i]()
+        raise ValueError(spec)
+
+    def capture(self, producer, follower):
+        p, f = self.op(producer, "producer"), self.op(follower, "follower")
+
+        def body():
+            for i in range(self.reps):
+                p(i)
+                f(i)
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                body()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            body()
+        graph.replay()
+        torch.cuda.synchronize()
+        return graph
+
+
+def follower_kernels(follower, names):
+    """Indices of the follower's kernels in one repeat's kernel names (the producer's come first)."""
+    if follower == "gemm":
+        return [i for i, n in enumerate(names) if "splitKreduce" not in n and ("gemm" in n or "nvjet" in n
+                                                                             or "sm90" in n or "cutlass" in n)]
+    if follower in ("full", "lat"):
+        return [i for i, n in enumerate(names) if n.startswith("follow_read_kernel")]
+    return [i for i, n in enumerate(names) if "mla_decode" in n]
+
+
+def variants():
+    v = [("none", f) for f in ("gemm", "full", "lat")]
+    for mb in (2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64):
+        v += [(f"fill:{mb}", f) for f in (("gemm", "full", "lat") if mb not in (20, 28) else ("gemm",))]
+    for mb in (4, 8, 16, 24, 32, 48):
+        v += [(f"read:{mb}", f) for f in (("gemm", "full", "lat") if mb in (16, 48) else ("gemm",))]
+    for mb in (16, 32):
+        v += [(f"fillstream:{mb}", f) for f in ("gemm", "full", "lat")]
+    for mb in (8, 12, 16, 20, 24, 28, 32, 36, 40, 48, 64):
+        v += [(f"fillread:{mb}", f) for f in (("gemm", "full") if mb % 8 == 0 else ("gemm",))]
+    v += [(f"copy:{mb}", "gemm") for mb in (8, 16, 32)]
+    attn_follow = "attn:16:4096:aiter-v1"
+    v += [(p, attn_follow) for p in ("none", "fill:8", "fill:16", "fill:32", "fillstream:16", "copy:16", "read:16")]
+    for b, ctx in ((8, 4096), (16, 4096), (24, 4096), (32, 4096), (40, 4096), (48, 4096), (12, 8192), (24, 8192),
+                   (4, 16384)):
+        for pol in ("aiter-v1", "fixed:splits=2", "fixed:splits=4"):
+            v.append((f"attn:{b}:{ctx}:{pol}", "gemm"))
+    return v
+
+
+def quantiles(xs):
+    xs = sorted(xs)
+    q = lambda p: xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
+    return statistics.median(xs), q(0.1), q(0.9)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cycles", type=int, default=40)
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    props = torch.cuda.get_device_properties(0)
+    probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count)
+    vs = variants()
+    graphs = {}
+    for p, f in vs:
+        graphs[(p, f)] = probe.capture(p, f)
+    names = list(graphs)
+
+    def order(cycle):
+        k = cycle % len(names)
+        return names[k:] + names[:k]
+
+    t0 = time.time()
+    path = os.path.join(a.out, "all.json")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for c in range(a.cycles):
+            for n in order(c):
+                with torch.profiler.record_function(f"probe {n[0]} -> {n[1]}"):
+                    graphs[n].replay()
+                    torch.cuda.synchronize()
+    prof.export_chrome_trace(path)
+    with open(path) as fh:
+        events = json.load(fh)["traceEvents"]
+    os.remove(path)
+    spans = sorted((e["ts"], e["ts"] + e["dur"], e["name"][len("probe "):]) for e in events
+                   if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name", "").startswith("probe "))
+    starts = [s[0] for s in spans]
+    kernels = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
+                     key=lambda e: e["ts"])
+    per_replay = {}
+    for k in kernels:
+        i = bisect.bisect_right(starts, k["ts"]) - 1
+        if i < 0 or k["ts"] > spans[i][1]:
+            continue
+        per_replay.setdefault(i, []).append(k)
+    rows, raw = [], []
+    by_variant = {}
+    for i, ks in per_replay.items():
+        by_variant.setdefault(spans[i][2], []).append(ks)
+    for p, f in vs:
+        tag = f"{p} -> {f}"
+        replays = by_variant.get(tag, [])
+        assert len(replays) == a.cycles, f"{tag}: {len(replays)} replays in the trace, {a.cycles} run"
+        fol, prod, gaps, sequences = [], [], [], set()
+        for ks in replays:
+            n = len(ks) // a.reps
+            assert n * a.reps == len(ks), f"{tag}: {len(ks)} kernels for {a.reps} repeats"
+            for r in range(a.reps):
+                rep = ks[r * n:(r + 1) * n]
+                idx = follower_kernels(f, [k["name"] for k in rep])
+                assert idx, f"{tag}: no follower kernel among {[k['name'][:40] for k in rep]}"
+                first = idx[0]
+                sequences.add(tuple(k["name"][:60] for k in rep))
+                fol.append(sum(rep[j]["dur"] for j in idx))
+                prod.append(sum(k["dur"] for k in rep[:first]))
+                if first > 0:
+                    gaps.append(rep[first]["ts"] - (rep[first - 1]["ts"] + rep[first - 1]["dur"]))
+                for j, k in enumerate(rep):
+                    raw.append((tag, r, j, k["name"][:80], k["ts"], k["dur"]))
+        # Every repeat must run the same kernels: objects of one configuration that ran different kernels would mix
+        # two measurements in one row.
+        assert len(sequences) == 1, f"{tag}: the repeats ran different kernels: {sequences}"
+        fm, f10, f90 = quantiles(fol)
+        pm = statistics.median(prod) if prod else 0.0
+        partials = probe.attn[(p, "producer")][0].partials if p.startswith("attn") else 0
+        rows.append({"producer": p, "follower": f, "samples": len(fol), "follower_us": round(fm, 3),
+                     "follower_p10_us": round(f10, 3), "follower_p90_us": round(f90, 3),
+                     "producer_us": round(pm, 3), "gap_us": round(statistics.median(gaps), 3) if gaps else "",
+                     "producer_partials": partials})
+    with open(os.path.join(a.out, "l2_carry.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with gzip.open(os.path.join(a.out, "kernels.csv.gz"), "wt", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["variant", "repeat", "index", "kernel", "ts_us", "dur_us"])
+        w.writerows(raw)
+    meta = {"device": torch.cuda.get_device_name(), "sms": props.multi_processor_count,
+            "l2_bytes": props.L2_cache_size, "torch": torch.__version__, "triton": triton.__version__,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cycles": a.cycles, "reps": a.reps,
+            "profiled_s": round(time.time() - t0, 1)}
+    with open(os.path.join(a.out, "meta.json"), "w") as fh:
+        json.dump(meta, fh, indent=1)
+    print(json.dumps(meta))
+    for r in rows:
+        print(f"{r['producer']:28s} -> {r['follower']:22s} follower {r['follower_us']:8.2f} us "
+              f"[{r['follower_p10_us']:.2f}, {r['follower_p90_us']:.2f}]  producer {r['producer_us']:8.2f} us "
+              f"partials {r['producer_partials']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
