@@ -45,6 +45,9 @@ const ParamSlot kSlots[] = {
     {"fold_reread_fraction", &CostParams::fold_reread_fraction, nullptr, 0, 1, false, "in [0, 1]", true},
     {"persistent_cluster_us", &CostParams::persistent_cluster_us, nullptr, 0, kInf, false, ">= 0", true},
     {"gather_extra_read", &CostParams::gather_extra_read, nullptr, 0, 4, false, "in [0, 4]", true},
+    {"l2_carry_us_per_mb", &CostParams::l2_carry_us_per_mb, nullptr, 0, kInf, false, ">= 0", false},
+    {"l2_carry_cap_mb", &CostParams::l2_carry_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
+    {"l2_carry_reread_evict", &CostParams::l2_carry_reread_evict, nullptr, 0, 16, false, "in [0, 16]", false},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).

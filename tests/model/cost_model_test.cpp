@@ -52,11 +52,26 @@ TEST(CostModel, ProfileValueOutOfRangeNamesTheProfileKey) {
 }
 
 TEST(CostModel, KeysFollowTheDeclarationOrder) {
-  EXPECT_EQ(global_cost_param_keys(),
-            (std::vector<std::string>{"t_fix_us", "beta_cu_gbps", "b_hbm_tbps", "matrix_efficiency", "launch_us",
-                                      "reduce_block_us", "reduce_launch_us", "planner_us", "grid_block_us",
-                                      "grid_occupancy", "bw_knee", "stage_gap_us", "reduce_beta_gbps", "reduce_item_us",
-                                      "fold_reread_fraction", "persistent_cluster_us", "gather_extra_read"}));
+  EXPECT_EQ(global_cost_param_keys(), (std::vector<std::string>{"t_fix_us",
+                                                                "beta_cu_gbps",
+                                                                "b_hbm_tbps",
+                                                                "matrix_efficiency",
+                                                                "launch_us",
+                                                                "reduce_block_us",
+                                                                "reduce_launch_us",
+                                                                "planner_us",
+                                                                "grid_block_us",
+                                                                "grid_occupancy",
+                                                                "bw_knee",
+                                                                "stage_gap_us",
+                                                                "reduce_beta_gbps",
+                                                                "reduce_item_us",
+                                                                "fold_reread_fraction",
+                                                                "persistent_cluster_us",
+                                                                "gather_extra_read",
+                                                                "l2_carry_us_per_mb",
+                                                                "l2_carry_cap_mb",
+                                                                "l2_carry_reread_evict"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
   ASSERT_EQ(all.size(), global_cost_param_keys().size() + 5 * kernel_classes().size());

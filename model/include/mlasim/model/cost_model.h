@@ -53,6 +53,12 @@ struct CostParams {
   // KV gathered row by row (page size 1: sparse top-k rows, or a one-token page table) against pages read in
   // runs: each gathered byte costs 1 + this many streamed ones (0: gathers stream like pages).
   double gather_extra_read = 0;
+  // L2 carry-over (sim/l2_carry.h): the next HBM-bound kernel's extra time per MB an attention run leaves dirty in
+  // L2, the most MB left dirty, and the dirty MB displaced per MB a read-back (the reduce) misses. 0: not measured
+  // on this GPU, and no carry-over is predicted.
+  double l2_carry_us_per_mb = 0;
+  double l2_carry_cap_mb = 0;
+  double l2_carry_reread_evict = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the global fallbacks filled in.
