@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/l2_carry.h"
 #include "mlasim/validate/kernel_trace.h"
 #include "mlasim/validate/step_analysis.h"
 #include "mlasim/validate/step_rules.h"
@@ -306,22 +308,55 @@ TEST_F(StepEdits, GapsBecomeTheGivenTime) {
   EXPECT_DOUBLE_EQ(apply({"gaps=3"}).after_summary.time_us, 2 * 96.0 + 13 * 3);
 }
 
+// The next kernel's extra time under `next` over `ran`: what each plan leaves dirty in L2 (sim/l2_carry.h).
+double carry_change(const std::string& ran, const std::string& next, const sim::WorkloadContext& ctx) {
+  const sim::L2Carry c = sim::l2_carry_of(ctx.params);
+  const auto carry = [&](const std::string& policy) {
+    const sim::Evaluation e = sim::evaluate(policy, ctx);
+    return sim::l2_carry_us(sim::l2_dirty(*e.plan, e.prediction->timeline, ctx.batch, c), c);
+  };
+  return carry(next) - carry(ran);
+}
+
 TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
   const sim::WorkloadContext ctx = h100_context();
   const sim::Metrics ran = sim::evaluate("aiter-v1:max_split_per_batch=2", ctx).prediction->metrics;
   const sim::Metrics next = sim::evaluate("aiter-v1", ctx).prediction->metrics;
   const double r = next.kernel_us / ran.kernel_us;
+  const double carry = carry_change("aiter-v1:max_split_per_batch=2", "aiter-v1", ctx);
   const StepWhatIf s = apply({"policy=aiter-v1"}, &ctx, "aiter-v1:max_split_per_batch=2");
   EXPECT_NEAR(s.after_summary.class_us.at("mla_stage1") + s.after_summary.class_us.at("mla_reduce"), 2 * 56.0 * r,
               1e-9);
-  EXPECT_NEAR(s.after_summary.time_us, 2 * (96.0 - 56 + 56 * r) + 13, 1e-9);
+  EXPECT_NEAR(s.after_summary.time_us, 2 * (96.0 - 56 + 56 * r + carry) + 13, 1e-9);
   EXPECT_DOUBLE_EQ(s.tokens_per_step, 16);
   // A plan without partials has no reduce: its kernel and launch gap go.
   const sim::Metrics unsplit = sim::evaluate("fixed:splits=1", ctx).prediction->metrics;
   ASSERT_EQ(unsplit.num_partials, 0);
+  const double unsplit_carry = carry_change("aiter-v1:max_split_per_batch=2", "fixed:splits=1", ctx);
   const StepWhatIf u = apply({"policy=fixed:splits=1"}, &ctx, "aiter-v1:max_split_per_batch=2");
   EXPECT_DOUBLE_EQ(u.after_summary.class_us.at("mla_reduce"), 0);
-  EXPECT_NEAR(u.after_summary.time_us, 2 * (96.0 - 56 + 56 * unsplit.kernel_us / ran.kernel_us) + 11, 1e-9);
+  EXPECT_NEAR(u.after_summary.time_us, 2 * (96.0 - 56 + 56 * unsplit.kernel_us / ran.kernel_us + unsplit_carry) + 11,
+              1e-9);
+}
+
+// The kernel after each layer's attention (here the GEMM) writes back what the attention left dirty in L2: a plan
+// with more partials leaves more, and the GEMM takes that much longer; every other kernel keeps its time.
+TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
+  const sim::WorkloadContext ctx = h100_context();
+  const double carry = carry_change("fixed:splits=1", "fixed:splits=4", ctx);
+  EXPECT_GT(carry, 4.0);  // 64 partial rows (16.8 MB, one wave) against 16 output rows (2.1 MB)
+  const StepWhatIf s = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+  EXPECT_NEAR(s.after_summary.class_us.at("other"), 2 * (30.0 + carry), 1e-9);
+  EXPECT_NEAR(s.after_summary.class_us.at("q_prep"), s.before_summary.class_us.at("q_prep"), 1e-9);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find(fmt::format("the next kernel {:+.2f} us", carry)), std::string::npos) << s.notes[0];
+  EXPECT_NE(s.notes[0].find("2 kernels per step took the carry-over"), std::string::npos) << s.notes[0];
+  // A GPU profile that carries no carry-over parameters leaves the GEMM as measured, and says so.
+  sim::WorkloadContext unmeasured = ctx;
+  unmeasured.params.l2_carry_us_per_mb = unmeasured.params.l2_carry_cap_mb = 0;
+  const StepWhatIf u = apply({"policy=fixed:splits=4"}, &unmeasured, "fixed:splits=1");
+  EXPECT_NEAR(u.after_summary.class_us.at("other"), 2 * 30.0, 1e-9);
+  EXPECT_NE(u.notes[0].find("no L2 carry-over measured on h100"), std::string::npos) << u.notes[0];
 }
 
 TEST(StepTrace, LaunchGridsGiveEachStepsBatch) {

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/split_policy.h"
 
 namespace mlasim::validate {
@@ -98,25 +99,45 @@ double median_gap(const DecodeStep& s) {
 
 struct PolicyChange {
   sim::Metrics ran, next;
+  sim::L2Dirty dirty_ran, dirty_next;  // what each plan leaves dirty in L2 (all zero: no carry-over measured)
+  double carry_us = 0;                 // the next kernel's extra time under the new plan over the one that ran
   double ratio() const { return next.kernel_us / ran.kernel_us; }
 };
 
+PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& next, const sim::WorkloadContext& ctx) {
+  const sim::L2Carry carry = sim::l2_carry_of(ctx.params);
+  PolicyChange c{ran.prediction->metrics, next.prediction->metrics,
+                 sim::l2_dirty(*ran.plan, ran.prediction->timeline, ctx.batch, carry),
+                 sim::l2_dirty(*next.plan, next.prediction->timeline, ctx.batch, carry), 0.0};
+  c.carry_us = sim::l2_carry_us(c.dirty_next, carry) - sim::l2_carry_us(c.dirty_ran, carry);
+  return c;
+}
+
 // Each layer's stage 1 and the reduce that follows it (before the next stage 1), scaled by the model's ratio. The
 // kernels between the two keep their places; a reduce the new plan does not need goes, with its launch gap; one it
-// newly needs follows stage 1 after the step's median launch gap.
-int apply_policy(DecodeStep& s, const PolicyChange& c) {
+// newly needs follows stage 1 after the step's median launch gap. The first kernel after each layer's attention
+// takes the change of the L2 carry-over (sim/l2_carry.h): the dirty bytes it writes back, more of them after a
+// plan with more partials. Returns the layers; `followers` counts the kernels that took the carry-over.
+int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers) {
   const double r = c.ratio();
   const bool next_reduces = c.next.num_partials > 0;
   const double stage1_share = c.next.kernel_us > 0 ? c.next.stage1_us / c.next.kernel_us : 1.0;
   const double launch_gap = median_gap(s);
   std::vector<StepKernel> out;
   int layers = 0;
+  bool carry_pending = false;  // the last attention's carry-over waits for the next kernel
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     if (s.kernels[i].kernel_class != "mla_stage1") {
       out.push_back(s.kernels[i]);
+      if (carry_pending && c.carry_us != 0 && out.back().kernel_class != "mla_reduce") {
+        out.back().exposed_us = std::max(0.0, out.back().exposed_us + c.carry_us);
+        ++followers;
+        carry_pending = false;
+      }
       continue;
     }
     ++layers;
+    carry_pending = true;
     size_t reduce_at = s.kernels.size();  // none
     for (size_t j = i + 1; j < s.kernels.size() && s.kernels[j].kernel_class != "mla_stage1"; ++j)
       if (s.kernels[j].kernel_class == "mla_reduce") {
@@ -330,19 +351,19 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       // Against the policy the step runs now (after an earlier policy edit, that edit's policy), for each batch the
       // steps ran.
       std::map<int, PolicyChange> by_batch;
-      int layers = 0;
+      int layers = 0, followers = 0;
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
         auto c = by_batch.find(requests);
         if (c == by_batch.end()) {
           c = by_batch
-                  .emplace(requests,
-                           PolicyChange{workloads->evaluate(running, w.before[i], e.text).prediction->metrics,
-                                        workloads->evaluate(e.policy, w.before[i], e.text).prediction->metrics})
+                  .emplace(requests, policy_change(workloads->evaluate(running, w.before[i], e.text),
+                                                   workloads->evaluate(e.policy, w.before[i], e.text),
+                                                   workloads->of(w.before[i])))
                   .first;
           if (c->second.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
         }
-        layers += apply_policy(w.after[i], c->second);
+        layers += apply_policy(w.after[i], c->second, followers);
       }
       if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
       did = fmt::format("{} layers per step: predicted kernel", layers / static_cast<int>(w.after.size()));
@@ -351,8 +372,16 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
                            by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(),
                            c.ran.kernel_us, running, c.next.kernel_us, e.policy, c.ratio());
+        if (sim::l2_carry_of(context.workload->params).known())
+          did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
+                             c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
         sep = ";";
       }
+      if (!sim::l2_carry_of(context.workload->params).known())
+        did += fmt::format("; no L2 carry-over measured on {}: the kernel after attention keeps its time",
+                           context.workload->gpu.name);
+      else
+        did += fmt::format("; {} kernels per step took the carry-over", followers / static_cast<int>(w.after.size()));
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
