@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the L2 carry-over parameters (docs/step.md §7) to a probe run of scripts/l2_carry_probe.py and writes them
+"""Fits the L2 carry-over parameters (docs/step.md §6) to a probe run of scripts/l2_carry_probe.py and writes them
 into a GPU profile's params, with their provenance:
 
   l2_carry_us_per_mb     the extra time of an HBM-bound kernel per MB the kernel before it left dirty in L2
@@ -54,7 +54,7 @@ def main():
         print(f"  {kind:9s} {w:5.0f} MB  measured {y:6.2f} us  fitted {model(kind, w, s, cap, k):6.2f} us")
     source = (f"scripts/l2_carry_fit.py {probe}, {date} (commit {commit}): fill and fillread producers before the "
               f"GEMM and full-read followers, {len(points)} points, rms {rms:.2f} us, worst {worst:.2f} us; "
-              f"docs/step.md section 7")
+              f"docs/step.md section 6")
     with open(profile) as f:
         gpu = json.load(f)
     for key, value in (("l2_carry_us_per_mb", s), ("l2_carry_cap_mb", cap), ("l2_carry_reread_evict", k)):

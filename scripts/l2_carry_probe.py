@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""L2 carry-over probe (docs/step.md §7): how much longer a kernel takes when the kernel before it left written
+"""L2 carry-over probe (docs/step.md §6): how much longer a kernel takes when the kernel before it left written
 (dirty) lines in L2, which must reach HBM while the next kernel streams its own bytes.
 
 Each variant is a producer followed by a follower, repeated --reps times with buffers of their own (so nothing a

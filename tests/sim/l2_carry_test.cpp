@@ -169,7 +169,7 @@ TEST(L2Carry, PredictsTheGemmAfterTheProbesAttentionRuns) {
       mae, one_wave > 0 ? sum_abs_one_wave / static_cast<double>(one_wave) : 0.0, one_wave, worst);
   std::printf("%s\n", table.c_str());
   ASSERT_GT(one_wave, 0);
-  // Measured 2026-11-26 (docs/step.md §7): 1.05 us over all 27, 0.50 us over the 20 one-wave runs, worst 4.06 us
+  // Measured 2026-11-26 (docs/step.md §6): 1.05 us over all 27, 0.50 us over the 20 one-wave runs, worst 4.06 us
   // (runs of two or three waves, where the model writes back more of the first waves' partials than the GPU does).
   EXPECT_LT(mae, 1.2) << table;
   EXPECT_LT(sum_abs_one_wave / static_cast<double>(one_wave), 0.6) << table;

@@ -1,5 +1,5 @@
 #pragma once
-// L2 carry-over (docs/step.md §7): the bytes an attention run leaves written (dirty) in L2 when it ends, which the
+// L2 carry-over (docs/step.md §6): the bytes an attention run leaves written (dirty) in L2 when it ends, which the
 // next kernel that streams from HBM writes back while it runs, and so takes longer. A split plan's partial outputs
 // are such bytes: on an H100 the GEMM after a 4-split attention at batch 16 ran 7 us longer than after the unsplit
 // one. The probe behind the numbers (scripts/l2_carry_probe.py) measured an HBM-bound kernel after W MB of fresh
