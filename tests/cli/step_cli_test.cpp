@@ -27,9 +27,10 @@ nlohmann::json step_json(const std::string& args) {
 // workload the prediction names.
 TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
   int checked = 0;
-  for (const char* folder : {"step", "step_copy8", "step_copy16", "step_copy32", "step_interleaved/run1",
-                             "step_interleaved/run2", "step_interleaved/lease2/run1", "step_interleaved/lease2/run2",
-                             "step_interleaved/lease3/run1", "step_interleaved/lease4/run1"}) {
+  for (const char* folder :
+       {"step", "step_copy8", "step_copy16", "step_copy32", "step_interleaved/run1", "step_interleaved/run2",
+        "step_interleaved/lease2/run1", "step_interleaved/lease2/run2", "step_interleaved/lease3/run1",
+        "step_interleaved/lease4/run1", "step_interleaved_b12_ctx8192", "step_interleaved_b24_ctx2048"}) {
     const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/h100/" + folder + "/";
     std::ifstream in(dir + "predictions.json");
     ASSERT_TRUE(in) << dir;
@@ -46,9 +47,9 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       ++checked;
     }
   }
-  // Four runs of two rounds of three changes; six interleaved runs (four leases) of four changes and a mixed-batch
-  // change predicted with and without the steps' own batches.
-  EXPECT_EQ(checked, 4 * 2 * 3 + 6 * 6);
+  // Four runs of two rounds of three changes; eight interleaved runs (five leases, two of them at other workloads)
+  // of four changes and a mixed-batch change predicted with and without the steps' own batches.
+  EXPECT_EQ(checked, 4 * 2 * 3 + 8 * 6);
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
