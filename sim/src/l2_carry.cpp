@@ -1,7 +1,6 @@
 #include "mlasim/sim/l2_carry.h"
 
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "mlasim/model/dtype.h"
@@ -107,10 +106,7 @@ L2Dirty l2_dirty(const Plan& plan, const Timeline& timeline, const DecodeBatch& 
   const double resident = surviving > 0 ? surviving_partials * dirty / surviving : 0.0;
   double reduce_rows = 0;
   const int tiles = std::max<int>(static_cast<int>(plan.reduce_indptr.size()) - 1, 0);
-  for (int t = 0; t < tiles; ++t) {
-    const bool mapped = t < static_cast<int>(plan.reduce_final_map.size()) && plan.reduce_final_map[t][0] != kUnwritten;
-    reduce_rows += mapped ? plan.reduce_final_map[t][1] - plan.reduce_final_map[t][0] : plan.rows_per_partial;
-  }
+  for (int t = 0; t < tiles; ++t) reduce_rows += plan.reduce_tile_rows(t);
   d.reread_missed_mb = (partials - resident) / kMB;
   d.reduce_written_mb = reduce_rows * heads * 2.0 * DecodeBatch::kVHeadDim / kMB;
   d.end_dirty_mb = std::min(

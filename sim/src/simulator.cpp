@@ -111,9 +111,7 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
     const int e = std::clamp(plan.reduce_indptr[t + 1], b, num_partials);
     detail::TileFacts& f = s.tiles[t];
     f.partials = e - b;
-    const bool written =
-        t < static_cast<int>(plan.reduce_final_map.size()) && plan.reduce_final_map[t][0] != kUnwritten;
-    f.rows = written ? plan.reduce_final_map[t][1] - plan.reduce_final_map[t][0] : plan.rows_per_partial;
+    f.rows = plan.reduce_tile_rows(t);
     for (int k = b; k < e; ++k) {
       const int loc = plan.reduce_partial_map[k];
       if (loc >= 0 && loc <= max_loc) s.loc_tile[loc] = t;

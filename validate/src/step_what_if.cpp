@@ -104,8 +104,8 @@ struct PolicyChange {
   double ratio() const { return next.kernel_us / ran.kernel_us; }
 };
 
-PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& next, const sim::WorkloadContext& ctx) {
-  const sim::L2Carry carry = sim::l2_carry_of(ctx.params);
+PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& next, const sim::WorkloadContext& ctx,
+                           const sim::L2Carry& carry) {
   PolicyChange c{ran.prediction->metrics, next.prediction->metrics,
                  sim::l2_dirty(*ran.plan, ran.prediction->timeline, ctx.batch, carry),
                  sim::l2_dirty(*next.plan, next.prediction->timeline, ctx.batch, carry), 0.0};
@@ -351,6 +351,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       // Against the policy the step runs now (after an earlier policy edit, that edit's policy), for each batch the
       // steps ran.
       std::map<int, PolicyChange> by_batch;
+      const sim::L2Carry carry = sim::l2_carry_of(context.workload->params);  // resized batches keep the params
       int layers = 0, followers = 0;
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
@@ -359,7 +360,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
           c = by_batch
                   .emplace(requests, policy_change(workloads->evaluate(running, w.before[i], e.text),
                                                    workloads->evaluate(e.policy, w.before[i], e.text),
-                                                   workloads->of(w.before[i])))
+                                                   workloads->of(w.before[i]), carry))
                   .first;
           if (c->second.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
         }
@@ -372,12 +373,12 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
                            by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(),
                            c.ran.kernel_us, running, c.next.kernel_us, e.policy, c.ratio());
-        if (sim::l2_carry_of(context.workload->params).known())
+        if (carry.known())
           did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
                              c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
         sep = ";";
       }
-      if (!sim::l2_carry_of(context.workload->params).known())
+      if (!carry.known())
         did += fmt::format("; no L2 carry-over measured on {}: the kernel after attention keeps its time",
                            context.workload->gpu.name);
       else

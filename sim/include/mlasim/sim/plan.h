@@ -105,6 +105,11 @@ struct Plan {
 
   int num_works() const { return static_cast<int>(works.size()); }
   int num_partials() const { return static_cast<int>(reduce_partial_map.size()); }
+  // Output rows reduce tile t merges: its reduce_final_map range, or rows_per_partial where AITER left it unwritten.
+  int reduce_tile_rows(int t) const {
+    const bool written = t < static_cast<int>(reduce_final_map.size()) && reduce_final_map[t][0] != kUnwritten;
+    return written ? reduce_final_map[t][1] - reduce_final_map[t][0] : rows_per_partial;
+  }
   // Work lists, each walked by one workgroup: work_indptr has num_work_lists() + 1 written entries.
   int num_work_lists() const { return derived.num_clusters; }
   // AITER's name for num_work_lists() (derived.num_clusters, NC); kept for callers outside sim/.
