@@ -8,6 +8,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/json_fields.h"
 #include "mlasim/model/text_file.h"
+#include "mlasim/validate/name_regex.h"
 
 namespace mlasim::validate {
 namespace fs = std::filesystem;
@@ -41,23 +42,12 @@ bool BatchFromGrid::matches(const std::string& kernel_name) const {
 
 namespace {
 
-std::regex rule_regex(const std::string& text, const std::string& field) {
-  if (text.empty() || text.size() > StepRules::kMaxPatternChars)
-    throw InputError(
-        field, "must be a regular expression of 1.." + std::to_string(StepRules::kMaxPatternChars) + " characters");
-  try {
-    return std::regex(text, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    throw InputError(field, "is not a valid regular expression (" + std::string(e.what()) + ")");
-  }
-}
-
 BatchFromGrid batch_from_json(const json& j) {
   if (!j.is_object()) throw InputError("batch_from", "must be an object {match, grid_axis, divide_by, counts}");
   const JsonFields f(j, "batch_from", {"match", "grid_axis", "divide_by", "counts"}, "batch_from field");
   BatchFromGrid b;
   b.match = f.text("match", "");
-  b.pattern = rule_regex(b.match, f.name("match"));
+  b.pattern = name_regex(b.match, f.name("match"));
   const std::string axis = f.text("grid_axis", "x");
   if (axis != "x" && axis != "y" && axis != "z")
     throw InputError(f.name("grid_axis"), "must be x, y or z, got '" + axis + "'");
@@ -112,7 +102,7 @@ StepRules step_rules_from_json(const std::string& text, const std::string& origi
       check_step_class(s.kernel_class, rule.name("class"));
       if (s.kernel_class == "other") throw InputError(rule.name("class"), "other is what no rule matches");
       s.match = rule.text("match", "");
-      s.pattern = rule_regex(s.match, rule.name("match"));
+      s.pattern = name_regex(s.match, rule.name("match"));
       out.rules.push_back(std::move(s));
     }
     if (j.contains("batch_from")) out.batch_from = batch_from_json(j.at("batch_from"));

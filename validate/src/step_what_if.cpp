@@ -9,6 +9,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/split_policy.h"
+#include "mlasim/validate/name_regex.h"
 
 namespace mlasim::validate {
 namespace {
@@ -41,12 +42,10 @@ double positive_number(const std::string& text, const std::string& value, const 
 std::vector<std::string> parse_selectors(const std::string& text, const std::string& list) {
   if (list.empty()) bad_edit(text, "names no kernels");
   if (list.rfind("re:", 0) == 0) {
-    if (list.size() - 3 > StepRules::kMaxPatternChars)
-      bad_edit(text, "re: takes at most " + std::to_string(StepRules::kMaxPatternChars) + " characters");
     try {
-      std::regex(list.substr(3));
-    } catch (const std::regex_error& e) {
-      bad_edit(text, "re: is not a valid regular expression (" + std::string(e.what()) + ")");
+      name_regex(list.substr(3), "re:");
+    } catch (const InputError& e) {
+      bad_edit(text, "re: " + e.message());
     }
     return {list};
   }
@@ -71,7 +70,7 @@ class Selector {
   explicit Selector(const std::vector<std::string>& selectors) {
     for (const std::string& s : selectors) {
       if (s.rfind("re:", 0) == 0)
-        patterns_.emplace_back(s.substr(3));
+        patterns_.push_back(name_regex(s.substr(3), "re:"));
       else
         classes_.push_back(s);
     }

@@ -47,7 +47,6 @@ struct BatchFromGrid {
 
 class StepRules {
  public:
-  static constexpr size_t kMaxPatternChars = 256;   // a rule's regex
   static constexpr size_t kMaxMatchedChars = 1024;  // of a kernel name, from its start
   std::string name;
   std::string description;
