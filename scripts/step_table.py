@@ -13,8 +13,12 @@ import os
 import subprocess
 import sys
 
-# The fused kernel's bytes: q [16, 128, 192] bf16 and W_UK [128, 128, 512] bf16 read, [16, 128, 576] fp8 written.
-FUSED_BYTES = 16 * 128 * 192 * 2 + 128 * 128 * 512 * 2 + 16 * 128 * 576
+
+def fused_bytes(w):
+    """The fused q prep's bytes at the run's batch B and heads H: q [B, H, 192] bf16 and W_UK [H, 128, 512] bf16
+    read, [B, H, 576] fp8 written (scripts/step_validation.py)."""
+    b, h = w["batch"]["count"], w["heads"]
+    return b * h * 192 * 2 + h * 128 * 512 * 2 + b * h * 576
 
 
 def workload_args(events):
@@ -27,7 +31,8 @@ def workload_args(events):
 
 def changes(events):
     """(before, after, edit, what, rules) for each change the run measured."""
-    out = [("before", "fused", f"fuse=q_prep:bytes={FUSED_BYTES}", "fuse the q prep (5 kernels) into one Triton kernel",
+    fuse = f"fuse=q_prep:bytes={fused_bytes(events['workload'])}"
+    out = [("before", "fused", fuse, "fuse the q prep (5 kernels) into one Triton kernel",
             None),
            ("before", "policy", f"policy={events['policy_b']}",
             f"split policy {events['policy_a']} -> {events['policy_b']}", None),

@@ -48,6 +48,8 @@ const ParamSlot kSlots[] = {
     {"l2_carry_us_per_mb", &CostParams::l2_carry_us_per_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_carry_cap_mb", &CostParams::l2_carry_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_carry_reread_evict", &CostParams::l2_carry_reread_evict, nullptr, 0, 16, false, "in [0, 16]", false},
+    {"stream_kernel_us", &CostParams::stream_kernel_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"stream_kernel_tbps", &CostParams::stream_kernel_tbps, nullptr, 0, kInf, false, ">= 0 (0: not measured)", false},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).
@@ -176,6 +178,13 @@ const std::vector<std::string>& cost_param_keys() {
 }
 
 bool is_kernel_param_key(const std::string& key) { return class_key(key) || slot_for(key).of_kernel; }
+
+bool has_stream_kernel(const CostParams& params) { return params.stream_kernel_tbps > 0; }
+
+double stream_kernel_time_us(const CostParams& params, double bytes) {
+  if (has_stream_kernel(params)) return params.stream_kernel_us + bytes / (params.stream_kernel_tbps * 1e6);
+  return bytes / (params.b_hbm_tbps * 1e6);
+}
 
 double get_cost_param(const CostParams& p, const std::string& key) {
   if (const auto ck = class_key(key)) return p.classes[static_cast<size_t>(ck->id)].*(ck->slot->member);

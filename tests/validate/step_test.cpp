@@ -303,6 +303,23 @@ TEST_F(StepEdits, FuseMakesEachRunOneKernel) {
   EXPECT_DOUBLE_EQ(w.after_summary.kernels, 12);
 }
 
+TEST_F(StepEdits, AFusedKernelGivenByItsBytesIsAStreamKernel) {
+  // The H100's measured stream kernel: its fixed part plus the bytes at its bandwidth, named in the edit's note.
+  sim::WorkloadContext ctx = h100_context();
+  ASSERT_TRUE(has_stream_kernel(ctx.params));
+  const double us = ctx.params.stream_kernel_us + 18e6 / (ctx.params.stream_kernel_tbps * 1e6);
+  EXPECT_NEAR(stream_kernel_time_us(ctx.params, 18e6), us, 1e-12);
+  const StepWhatIf w = apply({"fuse=q_prep:bytes=18e6"}, &ctx);
+  EXPECT_NEAR(w.after_summary.class_us.at("q_prep"), 2 * us, 1e-9);
+  EXPECT_NEAR(w.after_summary.time_us, 2 * (96.0 - 6 + us) + 11, 1e-9);
+  EXPECT_NE(w.notes.back().find("a stream kernel: 1.82 us + 18 MB at 2.66 TB/s"), std::string::npos) << w.notes.back();
+  // A GPU without one: the bytes at b_hbm_tbps, and the note says that nothing was measured.
+  ctx.params.stream_kernel_us = ctx.params.stream_kernel_tbps = 0;
+  const StepWhatIf bare = apply({"fuse=q_prep:bytes=18e6"}, &ctx);
+  EXPECT_NEAR(bare.after_summary.class_us.at("q_prep"), 2 * 18e6 / (ctx.params.b_hbm_tbps * 1e6), 1e-9);
+  EXPECT_NE(bare.notes.back().find("no stream kernel measured on this GPU"), std::string::npos) << bare.notes.back();
+}
+
 TEST_F(StepEdits, GapsBecomeTheGivenTime) {
   EXPECT_DOUBLE_EQ(apply({"gaps=0"}).after_summary.time_us, 2 * 96.0);
   EXPECT_DOUBLE_EQ(apply({"gaps=3"}).after_summary.time_us, 2 * 96.0 + 13 * 3);

@@ -416,16 +416,23 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                       running, plans.size(), impl->name, built / n, traced / n);
     } else if (e.kind == StepEdit::Kind::fuse) {
       double fused_us = 0;
+      std::string costed;  // how a kernel given by its bytes was timed
       if (e.bytes) {
         if (!context.workload) bad_edit(e.text, "bytes= needs a GPU profile");
-        fused_us = *e.bytes / (context.workload->params.b_hbm_tbps * 1e6);
+        const CostParams& p = context.workload->params;
+        fused_us = stream_kernel_time_us(p, *e.bytes);
+        costed = has_stream_kernel(p)
+                     ? fmt::format(" (a stream kernel: {:.2f} us + {:.3g} MB at {:.2f} TB/s)", p.stream_kernel_us,
+                                   *e.bytes / 1e6, p.stream_kernel_tbps)
+                     : fmt::format(" ({:.3g} MB at b_hbm {:.2f} TB/s; no stream kernel measured on this GPU)",
+                                   *e.bytes / 1e6, p.b_hbm_tbps);
       }
       const Selector match(e.selectors);
       int runs = 0;
       for (DecodeStep& s : w.after) runs += fuse_runs(s, match, e.us, fused_us);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
-      did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each",
-                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us));
+      did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}",
+                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us), costed);
     } else if (e.kind == StepEdit::Kind::remove) {
       const Selector match(e.selectors);
       int removed = 0;

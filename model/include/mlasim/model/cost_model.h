@@ -59,6 +59,11 @@ struct CostParams {
   double l2_carry_us_per_mb = 0;
   double l2_carry_cap_mb = 0;
   double l2_carry_reread_evict = 0;
+  // A standalone HBM-streaming kernel of B bytes (the step what-if's fused kernel given by its bytes) takes
+  // stream_kernel_us + B / stream_kernel_tbps: its grid's ramp and drain, then the bandwidth one kernel reaches
+  // (measured by the L2 probe's read kernels). 0: not measured, and such a kernel takes B / b_hbm_tbps.
+  double stream_kernel_us = 0;
+  double stream_kernel_tbps = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the global fallbacks filled in.
@@ -94,6 +99,12 @@ const std::vector<std::string>& global_cost_param_keys();
 // reduce costs, stage gap and L2 re-read share), which carries to another GPU of the same architecture; false for
 // the GPU's own memory curve and launch path. Throws InputError for an unknown key.
 bool is_kernel_param_key(const std::string& key);
+
+// The time (us) of a standalone kernel that streams `bytes` through HBM: stream_kernel_us + bytes at
+// stream_kernel_tbps where the GPU's profile measured them, else bytes at b_hbm_tbps.
+double stream_kernel_time_us(const CostParams& params, double bytes);
+// Whether `params` carry a measured stream kernel (stream_kernel_tbps > 0).
+bool has_stream_kernel(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
 // matrix_efficiency <= 1, grid_occupancy 1..64, bw_knee 0 or 1..64, reread_fraction 0..1; unset class values are

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Fits the time of a standalone HBM-streaming kernel, t = stream_kernel_us + bytes / stream_kernel_tbps, to the
+read producers of a probe run of scripts/l2_carry_probe.py (read:MB: a full-GPU kernel that reads MB x 1e6 bytes
+and writes nothing), and writes both into a GPU profile's params with their provenance. The step what-if costs a
+fused kernel given by its bytes with it (docs/step.md §3).
+
+  stream_kernel_us     the fixed part: the grid's ramp and drain, the first bytes' latency (not the launch gap)
+  stream_kernel_tbps   the bandwidth the kernel streams at once going
+
+  scripts/stream_kernel_fit.py data/measurements/h100/l2_carry/l2_carry.csv data/gpus/h100.json 2026-11-26 COMMIT
+"""
+import csv
+import json
+import statistics
+import sys
+
+
+def main():
+    probe, profile, date, commit = sys.argv[1:5]
+    times = {}  # MB -> the producer's kernel times (one median per variant it produced for)
+    for r in csv.DictReader(open(probe)):
+        kind, _, mb = r["producer"].partition(":")
+        if kind == "read":
+            times.setdefault(float(mb), []).append(float(r["producer_us"]))
+    points = sorted((mb, statistics.median(t)) for mb, t in times.items())
+    if len(points) < 2:
+        sys.exit(f"{probe}: needs read producers of two sizes or more")
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)  # us per MB
+    fixed = my - slope * mx
+    fitted = [(x, y, fixed + slope * x) for x, y in points]
+    rms = (sum((y - f) ** 2 for _, y, f in fitted) / n) ** 0.5
+    worst = max(abs(y - f) for _, y, f in fitted)
+    tbps = 1 / slope  # MB per us = TB/s
+    print(f"{n} sizes: stream_kernel_us {fixed:.3f}, stream_kernel_tbps {tbps:.3f}; rms {rms:.2f} us, "
+          f"worst {worst:.2f} us")
+    for x, y, f in fitted:
+        print(f"  read {x:5.0f} MB  measured {y:6.2f} us  fitted {f:6.2f} us")
+    sizes = ", ".join(f"{x:g}" for x, _ in points)
+    source = (f"scripts/stream_kernel_fit.py {probe}, {date} (commit {commit}): the read producers of {sizes} MB "
+              f"(full-GPU reads, median kernel time), a line through {n} points, rms {rms:.2f} us, worst "
+              f"{worst:.2f} us; docs/step.md section 3")
+    with open(profile) as f:
+        gpu = json.load(f)
+    for key, value in (("stream_kernel_us", fixed), ("stream_kernel_tbps", tbps)):
+        gpu["params"][key] = {"value": round(value, 4), "kind": "measured", "source": source}
+    with open(profile, "w") as f:
+        json.dump(gpu, f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
