@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Stream-kernel probe (docs/step.md §3): standalone kernels that stream a known number of bytes, timed against
+the stream-kernel cost stream_kernel_us + bytes / stream_kernel_tbps of a GPU profile, which was fitted to other
+kernels (the L2 probe's reads of 4 to 48 MB).
+
+Each variant is one kernel, repeated --reps times with buffers of its own, each repeat after a 64 MB read of a
+buffer of its own (so the kernel finds none of its bytes in L2 and nothing dirty), captured once in a CUDA graph.
+Every cycle replays each variant once, one further along the list each cycle, under one torch.profiler session.
+
+Variants
+  read:MB     a full-GPU read of MB x 1e6 bytes (the fit's kernel, at sizes the fit did not see)
+  copy:MB     torch's copy_ of MB x 1e6 bytes: MB read and MB written
+  fill:MB     a kernel that writes MB x 1e6 bytes
+  qprep:B     the step stack's fused q prep (scripts/step_validation.py) for B requests: q [B, 128, 192] bf16 and
+              W_UK [128, 128, 512] bf16 read, [B, 128, 576] fp8 written
+
+  python3 scripts/stream_kernel_probe.py --profile data/gpus/h100.json --out OUT [--cycles 30] [--reps 3]
+
+Writes OUT/stream_kernels.csv (one row per variant: bytes and the bytes written, the kernel's median time and
+spread, the prediction with all bytes as reads) and OUT/meta.json, and prints the table;
+scripts/stream_kernel_check.py compares a profile's full stream-kernel cost (reads and writes) with it.
+"""
+import argparse
+import bisect
+import csv
+import json
+import os
+import statistics
+import time
+
+import torch
+import triton
+
+from l2_carry_probe import MB, f32, fill, follow_read_kernel, produce_read_kernel, read
+from step_validation import HEADS, LATENT, NOPE, ROPE, q_prep_fused_kernel
+from stream_kernel_check import written_bytes
+
+FLUSH_MB = 64
+
+
+def qprep_bytes(b):
+    return b * HEADS * (NOPE + ROPE) * 2 + HEADS * NOPE * LATENT * 2 + b * HEADS * (LATENT + ROPE)
+
+
+class Probe:
+    def __init__(self, reps, sms):
+        self.reps, self.sms = reps, sms
+        self.out = torch.empty(1 << 16, dtype=torch.float32, device="cuda")
+        self.flush = [f32(FLUSH_MB * MB).uniform_() for _ in range(reps)]
+
+    def op(self, spec):
+        """(the op of repeat i, the bytes it streams, the name its kernel starts with; None: any but the flush)."""
+        kind, arg = spec.split(":")
+        n = int(arg)
+        if kind == "read":
+            bufs = [f32(n * MB).uniform_() for _ in range(self.reps)]
+            return (lambda i: read(produce_read_kernel, bufs[i], self.out, 8 * self.sms)), n * MB, "produce_read"
+        if kind == "copy":
+            src = [f32(n * MB).uniform_() for _ in range(self.reps)]
+            dst = [f32(n * MB) for _ in range(self.reps)]
+            return (lambda i: dst[i].copy_(src[i])), 2 * n * MB, None
+        if kind == "fill":
+            bufs = [f32(n * MB) for _ in range(self.reps)]
+            return (lambda i: fill(bufs[i])), n * MB, "fill_kernel"
+        if kind == "qprep":
+            g = torch.Generator(device="cuda").manual_seed(n)
+            r = lambda *shape: (torch.rand(*shape, generator=g, device="cuda") - 0.5).to(torch.bfloat16)
+            q = [r(n, HEADS, NOPE + ROPE) for _ in range(self.reps)]
+            w = [r(HEADS, NOPE, LATENT) * 0.1 for _ in range(self.reps)]
+            out = [torch.empty(n, HEADS, LATENT + ROPE, dtype=torch.float8_e4m3fn, device="cuda")
+                   for _ in range(self.reps)]
+            grid = (HEADS, triton.cdiv(n, 16), LATENT // 128 + 1)
+            return (lambda i: q_prep_fused_kernel[grid](q[i], w[i], out[i], n, 0.5, H=HEADS, BLOCK_B=16, BLOCK_N=128,
+                                                        NOPE_D=NOPE, ROPE_D=ROPE, N=LATENT)), qprep_bytes(n), \
+                "q_prep_fused"
+        raise ValueError(spec)
+
+    def capture(self, spec):
+        op, nbytes, name = self.op(spec)
+
+        def body():
+            for i in range(self.reps):
+                read(follow_read_kernel, self.flush[i], self.out, 8 * self.sms)
+                op(i)
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                body()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            body()
+        graph.replay()
+        torch.cuda.synchronize()
+        return graph, nbytes, name, op  # the op keeps its buffers alive: the graph does not
+
+
+def variants():
+    v = [f"read:{mb}" for mb in (2, 6, 12, 20, 40, 64, 96)]
+    v += [f"copy:{mb}" for mb in (2, 8, 16, 32)]
+    v += [f"fill:{mb}" for mb in (4, 16, 32)]
+    v += [f"qprep:{b}" for b in (1, 4, 8, 12, 16, 17, 24, 32, 48, 64)]
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cycles", type=int, default=30)
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    params = json.load(open(a.profile))["params"]
+    fixed, tbps = params["stream_kernel_us"]["value"], params["stream_kernel_tbps"]["value"]
+    b_hbm = params["b_hbm_tbps"]["value"]
+    props = torch.cuda.get_device_properties(0)
+    probe = Probe(a.reps, props.multi_processor_count)
+    specs = variants()
+    graphs = {s: probe.capture(s) for s in specs}
+
+    t0 = time.time()
+    path = os.path.join(a.out, "all.json")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for c in range(a.cycles):
+            k = c % len(specs)
+            for s in specs[k:] + specs[:k]:
+                with torch.profiler.record_function(f"probe {s}"):
+                    graphs[s][0].replay()
+                    torch.cuda.synchronize()
+    prof.export_chrome_trace(path)
+    with open(path) as fh:
+        events = json.load(fh)["traceEvents"]
+    os.remove(path)
+    spans = sorted((e["ts"], e["ts"] + e["dur"], e["name"][len("probe "):]) for e in events
+                   if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name", "").startswith("probe "))
+    starts = [s[0] for s in spans]
+    times = {s: [] for s in specs}
+    names = {s: set() for s in specs}
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy"):
+            continue
+        i = bisect.bisect_right(starts, e["ts"]) - 1
+        if i < 0 or e["ts"] > spans[i][1] or e["name"].startswith("follow_read_kernel"):
+            continue
+        s = spans[i][2]
+        want = graphs[s][2]
+        assert want is None or e["name"].startswith(want), f"{s}: unexpected kernel {e['name'][:60]}"
+        times[s].append(e["dur"])
+        names[s].add(e["name"][:60])
+    rows = []
+    for s in specs:
+        t = sorted(times[s])
+        assert len(t) == a.cycles * a.reps, f"{s}: {len(t)} kernels, {a.cycles * a.reps} run"
+        nbytes = graphs[s][1]
+        pred = fixed + nbytes / (tbps * 1e6)
+        med = statistics.median(t)
+        rows.append({"variant": s, "kernel": sorted(names[s])[0], "bytes": nbytes,
+                     "written": written_bytes(s, nbytes), "samples": len(t),
+                     "kernel_us": round(med, 3), "p10_us": round(t[int(0.1 * (len(t) - 1))], 3),
+                     "p90_us": round(t[int(0.9 * (len(t) - 1) + 0.5)], 3),
+                     "predicted_us": round(pred, 3), "error_pct": round(100 * (pred - med) / med, 1),
+                     "at_b_hbm_us": round(nbytes / (b_hbm * 1e6), 3)})
+    with open(os.path.join(a.out, "stream_kernels.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    meta = {"device": torch.cuda.get_device_name(), "sms": props.multi_processor_count,
+            "l2_bytes": props.L2_cache_size, "torch": torch.__version__, "triton": triton.__version__,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cycles": a.cycles, "reps": a.reps,
+            "profile": a.profile, "stream_kernel_us": fixed, "stream_kernel_tbps": tbps,
+            "profiled_s": round(time.time() - t0, 1)}
+    with open(os.path.join(a.out, "meta.json"), "w") as fh:
+        json.dump(meta, fh, indent=1)
+    print(json.dumps(meta))
+    for r in rows:
+        print(f"{r['variant']:10s} {r['bytes'] / 1e6:8.2f} MB  measured {r['kernel_us']:7.2f} us "
+              f"[{r['p10_us']:.2f}, {r['p90_us']:.2f}]  predicted {r['predicted_us']:7.2f} us "
+              f"({r['error_pct']:+.1f} %)  at b_hbm {r['at_b_hbm_us']:7.2f} us  {r['kernel']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
