@@ -203,7 +203,7 @@ void add_step_command(CLI::App& app) {
       ->required();
   cmd->add_option("--rules", o->rules, "kernel name rules: a data/step name or a .json path")->capture_default_str();
   cmd->add_option("--edit", o->edits,
-                  "policy=SPEC | fuse=SEL[+SEL...][:us=T|:bytes=B] | remove=SEL[+SEL...] | gaps=T | "
+                  "policy=SPEC | fuse=SEL[+SEL...][:us=T|:bytes=B[:written=W]] | remove=SEL[+SEL...] | gaps=T | "
                   "metadata=host|device-serial|device-parallel (SEL: a step class or re:REGEX); repeat, applied in "
                   "order");
   o->policy_flag = cmd->add_option("--policy", o->policy,

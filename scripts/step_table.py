@@ -15,10 +15,11 @@ import sys
 
 
 def fused_bytes(w):
-    """The fused q prep's bytes at the run's batch B and heads H: q [B, H, 192] bf16 and W_UK [H, 128, 512] bf16
-    read, [B, H, 576] fp8 written (scripts/step_validation.py)."""
+    """The fused q prep's bytes at the run's batch B and heads H, and how many it writes: q [B, H, 192] bf16 and
+    W_UK [H, 128, 512] bf16 read, [B, H, 576] fp8 written (scripts/step_validation.py)."""
     b, h = w["batch"]["count"], w["heads"]
-    return b * h * 192 * 2 + h * 128 * 512 * 2 + b * h * 576
+    written = b * h * 576
+    return b * h * 192 * 2 + h * 128 * 512 * 2 + written, written
 
 
 def workload_args(events):
@@ -31,7 +32,7 @@ def workload_args(events):
 
 def changes(events):
     """(before, after, edit, what, rules) for each change the run measured."""
-    fuse = f"fuse=q_prep:bytes={fused_bytes(events['workload'])}"
+    fuse = "fuse=q_prep:bytes={}:written={}".format(*fused_bytes(events["workload"]))
     out = [("before", "fused", fuse, "fuse the q prep (5 kernels) into one Triton kernel",
             None),
            ("before", "policy", f"policy={events['policy_b']}",

@@ -50,6 +50,8 @@ const ParamSlot kSlots[] = {
     {"l2_carry_reread_evict", &CostParams::l2_carry_reread_evict, nullptr, 0, 16, false, "in [0, 16]", false},
     {"stream_kernel_us", &CostParams::stream_kernel_us, nullptr, 0, kInf, false, ">= 0", false},
     {"stream_kernel_tbps", &CostParams::stream_kernel_tbps, nullptr, 0, kInf, false, ">= 0 (0: not measured)", false},
+    {"stream_write_tbps", &CostParams::stream_write_tbps, nullptr, 0, kInf, false, ">= 0 (0: stream_kernel_tbps)",
+     false},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).
@@ -181,9 +183,10 @@ bool is_kernel_param_key(const std::string& key) { return class_key(key) || slot
 
 bool has_stream_kernel(const CostParams& params) { return params.stream_kernel_tbps > 0; }
 
-double stream_kernel_time_us(const CostParams& params, double bytes) {
-  if (has_stream_kernel(params)) return params.stream_kernel_us + bytes / (params.stream_kernel_tbps * 1e6);
-  return bytes / (params.b_hbm_tbps * 1e6);
+double stream_kernel_time_us(const CostParams& params, double bytes, double written) {
+  if (!has_stream_kernel(params)) return bytes / (params.b_hbm_tbps * 1e6);
+  const double write_tbps = params.stream_write_tbps > 0 ? params.stream_write_tbps : params.stream_kernel_tbps;
+  return params.stream_kernel_us + (bytes - written) / (params.stream_kernel_tbps * 1e6) + written / (write_tbps * 1e6);
 }
 
 double get_cost_param(const CostParams& p, const std::string& key) {

@@ -73,7 +73,8 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_carry_cap_mb",
                                                                 "l2_carry_reread_evict",
                                                                 "stream_kernel_us",
-                                                                "stream_kernel_tbps"}));
+                                                                "stream_kernel_tbps",
+                                                                "stream_write_tbps"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
   ASSERT_EQ(all.size(), global_cost_param_keys().size() + 5 * kernel_classes().size());

@@ -312,7 +312,21 @@ TEST_F(StepEdits, AFusedKernelGivenByItsBytesIsAStreamKernel) {
   const StepWhatIf w = apply({"fuse=q_prep:bytes=18e6"}, &ctx);
   EXPECT_NEAR(w.after_summary.class_us.at("q_prep"), 2 * us, 1e-9);
   EXPECT_NEAR(w.after_summary.time_us, 2 * (96.0 - 6 + us) + 11, 1e-9);
-  EXPECT_NE(w.notes.back().find("a stream kernel: 1.82 us + 18 MB at 2.66 TB/s"), std::string::npos) << w.notes.back();
+  EXPECT_NE(w.notes.back().find("a stream kernel: 1.82 us + 18 MB read at 2.66 TB/s)"), std::string::npos)
+      << w.notes.back();
+  // Written bytes go at the write bandwidth; the fixed part is paid once.
+  ASSERT_GT(ctx.params.stream_write_tbps, ctx.params.stream_kernel_tbps);
+  const double mixed = ctx.params.stream_kernel_us + 12e6 / (ctx.params.stream_kernel_tbps * 1e6) +
+                       6e6 / (ctx.params.stream_write_tbps * 1e6);
+  EXPECT_NEAR(stream_kernel_time_us(ctx.params, 18e6, 6e6), mixed, 1e-12);
+  const StepWhatIf rw = apply({"fuse=q_prep:bytes=18e6:written=6e6"}, &ctx);
+  EXPECT_NEAR(rw.after_summary.class_us.at("q_prep"), 2 * mixed, 1e-9);
+  EXPECT_NE(rw.notes.back().find("12 MB read at 2.66 TB/s + 6 MB written at 4.14 TB/s"), std::string::npos)
+      << rw.notes.back();
+  // Without a write bandwidth, writes go at the read one.
+  sim::WorkloadContext reads_only = ctx;
+  reads_only.params.stream_write_tbps = 0;
+  EXPECT_NEAR(stream_kernel_time_us(reads_only.params, 18e6, 6e6), us, 1e-12);
   // A GPU without one: the bytes at b_hbm_tbps, and the note says that nothing was measured.
   ctx.params.stream_kernel_us = ctx.params.stream_kernel_tbps = 0;
   const StepWhatIf bare = apply({"fuse=q_prep:bytes=18e6"}, &ctx);
@@ -546,8 +560,10 @@ TEST_F(StepEdits, AMetadataEditPutsTheModelledBuildInTheStep) {
 
 TEST(StepEditParsing, BadEditsAreNamed) {
   for (const std::string bad :
-       {"fuse=q_prep", "fuse=q_prep:us=0", "fuse=q_prep:us=1:bytes=2", "remove=attention", "remove=", "gaps=-1",
-        "policy=", "bogus=1", "fuse", "remove=re:(", "metadata=", "policy=foo", "policy=aiter-v1:bogus=1"}) {
+       {"fuse=q_prep", "fuse=q_prep:us=0", "fuse=q_prep:us=1:bytes=2", "fuse=q_prep:us=1:written=0",
+        "fuse=q_prep:bytes=2:written=3", "fuse=q_prep:bytes=2:written=-1", "fuse=q_prep:written=1:bytes=2",
+        "remove=attention", "remove=", "gaps=-1", "policy=", "bogus=1", "fuse", "remove=re:(",
+        "metadata=", "policy=foo", "policy=aiter-v1:bogus=1"}) {
     try {
       parse_step_edit(bad);
       ADD_FAILURE() << bad;
@@ -558,6 +574,12 @@ TEST(StepEditParsing, BadEditsAreNamed) {
   const StepEdit e = parse_step_edit("fuse=q_prep+copy:bytes=1e6");
   EXPECT_EQ(e.selectors, (std::vector<std::string>{"q_prep", "copy"}));
   EXPECT_DOUBLE_EQ(*e.bytes, 1e6);
+  EXPECT_FALSE(e.written);
+  const StepEdit rw = parse_step_edit("fuse=q_prep:bytes=1e6:written=2.5e5");
+  EXPECT_EQ(rw.selectors, (std::vector<std::string>{"q_prep"}));
+  EXPECT_DOUBLE_EQ(*rw.bytes, 1e6);
+  EXPECT_DOUBLE_EQ(*rw.written, 2.5e5);
+  EXPECT_DOUBLE_EQ(*parse_step_edit("fuse=q_prep:bytes=1e6:written=0").written, 0);
 }
 
 }  // namespace

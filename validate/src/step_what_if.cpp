@@ -15,7 +15,7 @@ namespace mlasim::validate {
 namespace {
 
 constexpr const char* kForms =
-    "policy=SPEC, fuse=SEL[+SEL...][:us=T|:bytes=B], remove=SEL[+SEL...], gaps=T or metadata=IMPL";
+    "policy=SPEC, fuse=SEL[+SEL...][:us=T|:bytes=B[:written=W]], remove=SEL[+SEL...], gaps=T or metadata=IMPL";
 
 [[noreturn]] void bad_edit(const std::string& text, const std::string& why) {
   throw InputError("edit", "'" + text + "': " + why + " (forms: " + kForms + "; SEL: a step class or re:REGEX)");
@@ -294,16 +294,20 @@ StepEdit parse_step_edit(const std::string& text) {
   } else if (kind == "fuse") {
     e.kind = StepEdit::Kind::fuse;
     std::string list = value;
-    for (const char* option : {":us=", ":bytes="}) {
+    // Options peel off from the end: SEL:bytes=B:written=W.
+    for (const char* option : {":written=", ":us=", ":bytes="}) {
       const size_t at = list.rfind(option);
       if (at == std::string::npos) continue;
-      const double v = positive_number(text, list.substr(at + std::string(option).size()), option + 1, false);
-      (std::string(option) == ":us=" ? e.us : e.bytes) = v;
+      const std::string name(option);
+      const double v = positive_number(text, list.substr(at + name.size()), option + 1, name == ":written=");
+      (name == ":us=" ? e.us : name == ":bytes=" ? e.bytes : e.written) = v;
       list = list.substr(0, at);
     }
     if (e.us && e.bytes) bad_edit(text, "give the fused kernel's time (us=) or its bytes (bytes=), not both");
     if (!e.us && !e.bytes)
       bad_edit(text, "fuse needs the fused kernel's time (:us=T) or the bytes it moves (:bytes=B)");
+    if (e.written && !e.bytes) bad_edit(text, "written= goes with bytes= (SEL:bytes=B:written=W)");
+    if (e.written && *e.written > *e.bytes) bad_edit(text, "written= is part of bytes=, so at most B");
     e.selectors = parse_selectors(text, list);
   } else {
     bad_edit(text, "unknown edit '" + kind + "'");
@@ -420,12 +424,20 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       if (e.bytes) {
         if (!context.workload) bad_edit(e.text, "bytes= needs a GPU profile");
         const CostParams& p = context.workload->params;
-        fused_us = stream_kernel_time_us(p, *e.bytes);
-        costed = has_stream_kernel(p)
-                     ? fmt::format(" (a stream kernel: {:.2f} us + {:.3g} MB at {:.2f} TB/s)", p.stream_kernel_us,
-                                   *e.bytes / 1e6, p.stream_kernel_tbps)
-                     : fmt::format(" ({:.3g} MB at b_hbm {:.2f} TB/s; no stream kernel measured on this GPU)",
-                                   *e.bytes / 1e6, p.b_hbm_tbps);
+        const double written = e.written.value_or(0);
+        fused_us = stream_kernel_time_us(p, *e.bytes, written);
+        if (!has_stream_kernel(p))
+          costed = fmt::format(" ({:.3g} MB at b_hbm {:.2f} TB/s; no stream kernel measured on this GPU)",
+                               *e.bytes / 1e6, p.b_hbm_tbps);
+        else if (written == 0)
+          costed = fmt::format(" (a stream kernel: {:.2f} us + {:.3g} MB read at {:.2f} TB/s)", p.stream_kernel_us,
+                               *e.bytes / 1e6, p.stream_kernel_tbps);
+        else
+          costed = fmt::format(
+              " (a stream kernel: {:.2f} us + {:.3g} MB read at {:.2f} TB/s + {:.3g} MB written at "
+              "{:.2f} TB/s)",
+              p.stream_kernel_us, (*e.bytes - written) / 1e6, p.stream_kernel_tbps, written / 1e6,
+              p.stream_write_tbps > 0 ? p.stream_write_tbps : p.stream_kernel_tbps);
       }
       const Selector match(e.selectors);
       int runs = 0;

@@ -59,11 +59,14 @@ struct CostParams {
   double l2_carry_us_per_mb = 0;
   double l2_carry_cap_mb = 0;
   double l2_carry_reread_evict = 0;
-  // A standalone HBM-streaming kernel of B bytes (the step what-if's fused kernel given by its bytes) takes
-  // stream_kernel_us + B / stream_kernel_tbps: its grid's ramp and drain, then the bandwidth one kernel reaches
-  // (measured by the L2 probe's read kernels). 0: not measured, and such a kernel takes B / b_hbm_tbps.
+  // A standalone HBM-streaming kernel that reads R and writes W bytes (the step what-if's fused kernel given by its
+  // bytes) takes stream_kernel_us + R / stream_kernel_tbps + W / stream_write_tbps: its grid's ramp and drain, then
+  // the bandwidths one kernel reaches (measured by the L2 probe's read and fill kernels; writes land in L2 first).
+  // stream_kernel_tbps 0: not measured, and such a kernel takes (R + W) / b_hbm_tbps; stream_write_tbps 0: writes
+  // go at stream_kernel_tbps.
   double stream_kernel_us = 0;
   double stream_kernel_tbps = 0;
+  double stream_write_tbps = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the global fallbacks filled in.
@@ -100,9 +103,10 @@ const std::vector<std::string>& global_cost_param_keys();
 // the GPU's own memory curve and launch path. Throws InputError for an unknown key.
 bool is_kernel_param_key(const std::string& key);
 
-// The time (us) of a standalone kernel that streams `bytes` through HBM: stream_kernel_us + bytes at
-// stream_kernel_tbps where the GPU's profile measured them, else bytes at b_hbm_tbps.
-double stream_kernel_time_us(const CostParams& params, double bytes);
+// The time (us) of a standalone kernel that moves `bytes` through HBM, `written` of them writes (the rest reads):
+// stream_kernel_us + the reads at stream_kernel_tbps + the writes at stream_write_tbps where the GPU's profile
+// measured them, else all bytes at b_hbm_tbps.
+double stream_kernel_time_us(const CostParams& params, double bytes, double written = 0);
 // Whether `params` carry a measured stream kernel (stream_kernel_tbps > 0).
 bool has_stream_kernel(const CostParams& params);
 

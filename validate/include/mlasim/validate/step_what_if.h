@@ -5,9 +5,10 @@
 //   policy=SPEC               the MLA stage 1 + reduce of each layer under another split policy: the measured time
 //                             scaled by the model's predicted kernel_us under SPEC over that under the policy that
 //                             ran (--policy); a reduce that the new plan no longer needs goes, with its launch gap
-//   fuse=SEL[+SEL...][:us=T|:bytes=B]
-//                             each run of consecutive kernels that SEL matches becomes one kernel of T us, or of
-//                             B bytes at the GPU profile's HBM bandwidth; the gaps inside a run go
+//   fuse=SEL[+SEL...][:us=T|:bytes=B[:written=W]]
+//                             each run of consecutive kernels that SEL matches becomes one kernel of T us, or a
+//                             stream kernel of B bytes, W of them written (stream_kernel_time_us, cost_model.h);
+//                             the gaps inside a run go
 //   remove=SEL[+SEL...]       those kernels go, with the launch gap before each
 //   gaps=T                    every gap between kernels of a step becomes T us (graph replay instead of eager
 //                             launches, or the reverse)
@@ -34,6 +35,7 @@ struct StepEdit {
   std::vector<std::string> selectors;  // fuse, remove: class names, or one "re:REGEX"
   std::optional<double> us;            // fuse: the fused kernel's time; gaps: the gap
   std::optional<double> bytes;         // fuse: the bytes the fused kernel moves
+  std::optional<double> written;       // fuse: how many of those bytes it writes (the rest it reads)
 };
 
 // Parses one --edit; throws InputError("edit", ...) naming what is wrong and the forms allowed.
