@@ -13,13 +13,7 @@ import os
 import subprocess
 import sys
 
-
-def fused_bytes(w):
-    """The fused q prep's bytes at the run's batch B and heads H, and how many it writes: q [B, H, 192] bf16 and
-    W_UK [H, 128, 512] bf16 read, [B, H, 576] fp8 written (scripts/step_validation.py)."""
-    b, h = w["batch"]["count"], w["heads"]
-    written = b * h * 576
-    return b * h * 192 * 2 + h * 128 * 512 * 2 + written, written
+from stream_kernel_check import qprep_bytes
 
 
 def workload_args(events):
@@ -32,7 +26,8 @@ def workload_args(events):
 
 def changes(events):
     """(before, after, edit, what, rules) for each change the run measured."""
-    fuse = "fuse=q_prep:bytes={}:written={}".format(*fused_bytes(events["workload"]))
+    fuse = "fuse=q_prep:bytes={}:written={}".format(*qprep_bytes(events["workload"]["batch"]["count"],
+                                                               events["workload"]["heads"]))
     out = [("before", "fused", fuse, "fuse the q prep (5 kernels) into one Triton kernel",
             None),
            ("before", "policy", f"policy={events['policy_b']}",

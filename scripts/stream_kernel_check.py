@@ -9,13 +9,20 @@ import csv
 import json
 import sys
 
-HEADS, LATENT, ROPE = 128, 512, 64
+HEADS, NOPE, LATENT, ROPE = 128, 128, 512, 64  # scripts/step_validation.py's MLA shape
+
+
+def qprep_bytes(batch, heads=HEADS):
+    """The fused q prep's bytes for `batch` requests and how many it writes: q [B, H, 192] bf16 and W_UK
+    [H, 128, 512] bf16 read, [B, H, 576] fp8 written (scripts/step_validation.py)."""
+    written = batch * heads * (LATENT + ROPE)
+    return batch * heads * (NOPE + ROPE) * 2 + heads * NOPE * LATENT * 2 + written, written
 
 
 def written_bytes(variant, nbytes):
     """The bytes a probe kernel writes, from its variant (the probe's docstring)."""
     kind, n = variant.split(":")
-    return {"read": 0, "copy": nbytes // 2, "fill": nbytes, "qprep": int(n) * HEADS * (LATENT + ROPE)}[kind]
+    return {"read": 0, "copy": nbytes // 2, "fill": nbytes, "qprep": qprep_bytes(int(n))[1]}[kind]
 
 
 def main():

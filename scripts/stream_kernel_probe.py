@@ -33,13 +33,9 @@ import triton
 
 from l2_carry_probe import MB, f32, fill, follow_read_kernel, produce_read_kernel, read
 from step_validation import HEADS, LATENT, NOPE, ROPE, q_prep_fused_kernel
-from stream_kernel_check import written_bytes
+from stream_kernel_check import qprep_bytes, written_bytes
 
 FLUSH_MB = 64
-
-
-def qprep_bytes(b):
-    return b * HEADS * (NOPE + ROPE) * 2 + HEADS * NOPE * LATENT * 2 + b * HEADS * (LATENT + ROPE)
 
 
 class Probe:
@@ -71,7 +67,7 @@ class Probe:
                    for _ in range(self.reps)]
             grid = (HEADS, triton.cdiv(n, 16), LATENT // 128 + 1)
             return (lambda i: q_prep_fused_kernel[grid](q[i], w[i], out[i], n, 0.5, H=HEADS, BLOCK_B=16, BLOCK_N=128,
-                                                        NOPE_D=NOPE, ROPE_D=ROPE, N=LATENT)), qprep_bytes(n), \
+                                                        NOPE_D=NOPE, ROPE_D=ROPE, N=LATENT)), qprep_bytes(n)[0], \
                 "q_prep_fused"
         raise ValueError(spec)
 

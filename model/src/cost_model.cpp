@@ -183,10 +183,14 @@ bool is_kernel_param_key(const std::string& key) { return class_key(key) || slot
 
 bool has_stream_kernel(const CostParams& params) { return params.stream_kernel_tbps > 0; }
 
+double stream_write_tbps_of(const CostParams& params) {
+  return params.stream_write_tbps > 0 ? params.stream_write_tbps : params.stream_kernel_tbps;
+}
+
 double stream_kernel_time_us(const CostParams& params, double bytes, double written) {
   if (!has_stream_kernel(params)) return bytes / (params.b_hbm_tbps * 1e6);
-  const double write_tbps = params.stream_write_tbps > 0 ? params.stream_write_tbps : params.stream_kernel_tbps;
-  return params.stream_kernel_us + (bytes - written) / (params.stream_kernel_tbps * 1e6) + written / (write_tbps * 1e6);
+  return params.stream_kernel_us + (bytes - written) / (params.stream_kernel_tbps * 1e6) +
+         written / (stream_write_tbps_of(params) * 1e6);
 }
 
 double get_cost_param(const CostParams& p, const std::string& key) {

@@ -437,7 +437,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
               " (a stream kernel: {:.2f} us + {:.3g} MB read at {:.2f} TB/s + {:.3g} MB written at "
               "{:.2f} TB/s)",
               p.stream_kernel_us, (*e.bytes - written) / 1e6, p.stream_kernel_tbps, written / 1e6,
-              p.stream_write_tbps > 0 ? p.stream_write_tbps : p.stream_kernel_tbps);
+              stream_write_tbps_of(p));
       }
       const Selector match(e.selectors);
       int runs = 0;

@@ -109,6 +109,8 @@ bool is_kernel_param_key(const std::string& key);
 double stream_kernel_time_us(const CostParams& params, double bytes, double written = 0);
 // Whether `params` carry a measured stream kernel (stream_kernel_tbps > 0).
 bool has_stream_kernel(const CostParams& params);
+// The bandwidth a stream kernel writes at: stream_write_tbps, or stream_kernel_tbps where that is 0.
+double stream_write_tbps_of(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
 // matrix_efficiency <= 1, grid_occupancy 1..64, bw_knee 0 or 1..64, reread_fraction 0..1; unset class values are
