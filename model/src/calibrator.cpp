@@ -33,6 +33,7 @@ const std::map<std::string, Bounds>& bound_table() {
       {"fold_reread_fraction", {0.0, 1.0}},
       {"persistent_cluster_us", {0.0, 50.0}},
       {"gather_extra_read", {0.0, 4.0}},
+      {"compute_overlap_n", {1.0, 64.0}},
   };
   return table;
 }

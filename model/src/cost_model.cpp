@@ -45,6 +45,8 @@ const ParamSlot kSlots[] = {
     {"fold_reread_fraction", &CostParams::fold_reread_fraction, nullptr, 0, 1, false, "in [0, 1]", true},
     {"persistent_cluster_us", &CostParams::persistent_cluster_us, nullptr, 0, kInf, false, ">= 0", true},
     {"gather_extra_read", &CostParams::gather_extra_read, nullptr, 0, 4, false, "in [0, 4]", true},
+    {"compute_overlap_n", &CostParams::compute_overlap_n, nullptr, 0, 64, false, "0 (perfect overlap) or in [1, 64]",
+     true},
     {"l2_carry_us_per_mb", &CostParams::l2_carry_us_per_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_carry_cap_mb", &CostParams::l2_carry_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_carry_reread_evict", &CostParams::l2_carry_reread_evict, nullptr, 0, 16, false, "in [0, 16]", false},
@@ -107,7 +109,7 @@ const ParamSlot& slot_for(const std::string& key) {
 
 bool in_range(const ParamSlot& s, double v) {
   if (!std::isfinite(v) || v > s.hi || (s.above_lo ? v <= s.lo : v < s.lo)) return false;
-  if (s.real == &CostParams::bw_knee && v > 0 && v < 1) return false;
+  if ((s.real == &CostParams::bw_knee || s.real == &CostParams::compute_overlap_n) && v > 0 && v < 1) return false;
   return s.real || v == std::floor(v);
 }
 

@@ -142,10 +142,11 @@ class Engine {
             return;
           }
           [[fallthrough]];
-        case kStreamDone:
-          if (t.stream_us + job.min_stream_us > now_)
-            return wait_until(lane, t.stream_us + job.min_stream_us, kComputeDone);
+        case kStreamDone: {
+          const double end = m_.stream_end(t.stream_us, now_, job.min_stream_us);
+          if (end > now_) return wait_until(lane, end, kComputeDone);
           [[fallthrough]];
+        }
         case kComputeDone:
           t.end_us = now_;
           s_.lane_job[lane] = j + 1;

@@ -30,16 +30,28 @@ struct FluidMachine {
   double beta = 0;       // bytes per us one streaming workgroup reaches alone
   double bandwidth = 0;  // bytes per us all streaming workgroups together approach at saturation
   double knee = 0;       // sharpness n of the saturation curve; 0: the sharp limit min(beta, bandwidth / k)
+  double overlap = 0;    // n of a job's streaming part (m^n + c^n)^(1/n) (m: its bytes' time, c: its floor); 0: max
 
   // Bytes per us each of `k` streaming workgroups moves: beta / (1 + (k beta / bandwidth)^n)^(1/n), the curve
   // the streaming-read sweep measures (docs/model.md §3).
   double rate(int k) const;
+  // When a streaming part that started at `begin`, moved its bytes by `streamed` and has a compute floor
+  // `floor_us` ends.
+  double stream_end(double begin, double streamed, double floor_us) const;
 };
 
 inline double FluidMachine::rate(int k) const {
   if (k <= 0) return 0.0;
   if (knee <= 0) return std::min(beta, bandwidth / k);
   return beta / std::pow(1.0 + std::pow(k * beta / bandwidth, knee), 1.0 / knee);
+}
+
+inline double FluidMachine::stream_end(double begin, double streamed, double floor_us) const {
+  const double m = streamed - begin;
+  if (overlap <= 0 || floor_us <= 0 || m <= 0) return begin + std::max(m, floor_us);
+  // Scaled by the larger term so that large n cannot overflow.
+  const double big = std::max(m, floor_us);
+  return begin + big * std::pow(std::pow(m / big, overlap) + std::pow(floor_us / big, overlap), 1.0 / overlap);
 }
 
 // Pending events ordered by key (a time, or a virtual-byte tag for streams). Lanes pushed one after another

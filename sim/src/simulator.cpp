@@ -200,8 +200,8 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   }
   const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
   s.times.assign(static_cast<size_t>(W), {});
-  const double stage1 = detail::run_fluid({slots, cp.beta_gbps * 1e3, bytes_per_us_hbm, p.bw_knee}, s.jobs, tasks, {},
-                                          0.0, s.times, s.fluid);
+  const double stage1 = detail::run_fluid({slots, cp.beta_gbps * 1e3, bytes_per_us_hbm, p.bw_knee, p.compute_overlap_n},
+                                          s.jobs, tasks, {}, 0.0, s.times, s.fluid);
 
   // Timeline row of each work: persistent plans have one row per cluster (a cluster waiting for a free place
   // keeps its own row); a grid's lane s = (round j, place c) is row c * per_cu + j, so the first `cus`

@@ -69,6 +69,7 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "fold_reread_fraction",
                                                                 "persistent_cluster_us",
                                                                 "gather_extra_read",
+                                                                "compute_overlap_n",
                                                                 "l2_carry_us_per_mb",
                                                                 "l2_carry_cap_mb",
                                                                 "l2_carry_reread_evict",
@@ -106,6 +107,8 @@ TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {
   EXPECT_THROW(set_cost_param(p, "wgmma-fp8.t_fixed", 1), InputError);
   EXPECT_THROW(set_cost_param(p, "wgmma-fp8.reread_fraction", 1.5), InputError);
   EXPECT_THROW(set_cost_param(p, "bw_knee", 0.5), InputError);
+  EXPECT_THROW(set_cost_param(p, "compute_overlap_n", 0.5), InputError);
+  EXPECT_THROW(set_cost_param(p, "compute_overlap_n", 65), InputError);
 }
 
 TEST(CostModel, SetThenGetReturnsTheValue) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
 
@@ -73,6 +76,35 @@ TEST(Simulator, ComputeBoundWorkTakesFlopsOverTheCuMatrixRate) {
   const double cu_flops_per_us = mi355x().fp8_tflops * 1e6 * p.matrix_efficiency / mi355x().num_cu;
   const Metrics m = simulate_metrics(one_work_per_cluster(1, 100000, 128), uniform(1, 100000, 128), mi355x(), p);
   EXPECT_NEAR(m.stage1_us, p.t_fix_us + flops / cu_flops_per_us, 1e-9 * m.stage1_us);
+}
+
+TEST(Simulator, PartialOverlapOfStreamingAndMathJoinsTheTwoTimes) {
+  // One work whose bytes take m alone and whose math takes c: (m^n + c^n)^(1/n) with compute_overlap_n = n,
+  // max(m, c) with 0; n = 1 adds them.
+  CostParams p = datasheet_params();
+  const double bytes = 100000 * kBytesPerToken + final_output_bytes(128);
+  const double m_us = bytes / (p.beta_cu_gbps * 1e3);
+  const double c_us =
+      2.0 * 128 * 100000 * (576 + 512) / (mi355x().fp8_tflops * 1e6 * p.matrix_efficiency / mi355x().num_cu);
+  const auto stage1 = [&](double n) {
+    p.compute_overlap_n = n;
+    return simulate_metrics(one_work_per_cluster(1, 100000, 128), uniform(1, 100000, 128), mi355x(), p).stage1_us;
+  };
+  EXPECT_NEAR(stage1(0), p.t_fix_us + std::max(m_us, c_us), 1e-9 * stage1(0));
+  EXPECT_NEAR(stage1(1), p.t_fix_us + m_us + c_us, 1e-9 * stage1(1));
+  EXPECT_NEAR(stage1(4), p.t_fix_us + std::pow(std::pow(m_us, 4) + std::pow(c_us, 4), 0.25), 1e-9 * stage1(4));
+  EXPECT_NEAR(stage1(64), stage1(0), 0.02 * stage1(0));  // a large n approaches the perfect overlap
+}
+
+TEST(Simulator, PartialOverlapCostsLittleWhereOneTimeDominates) {
+  // 16 fp8 heads: the bytes take about four times the math, so n = 4 adds well under 1 % to stage 1, but it adds.
+  CostParams p = datasheet_params();
+  const auto stage1 = [&](double n) {
+    p.compute_overlap_n = n;
+    return simulate_metrics(one_work_per_cluster(8, 50000), uniform(8, 50000), mi355x(), p).stage1_us;
+  };
+  EXPECT_GT(stage1(4), stage1(0));
+  EXPECT_LT(stage1(4), 1.005 * stage1(0));
 }
 
 TEST(Simulator, ClustersThatStartStreamingLaterGetTheFreedBandwidth) {

@@ -53,6 +53,10 @@ struct CostParams {
   // KV gathered row by row (page size 1: sparse top-k rows, or a one-token page table) against pages read in
   // runs: each gathered byte costs 1 + this many streamed ones (0: gathers stream like pages).
   double gather_extra_read = 0;
+  // How a work's streaming and its math overlap: a streaming part that moves its bytes in m and needs c of math
+  // lasts (m^n + c^n)^(1/n) with n = compute_overlap_n (both limits pull at once near the balance point, where
+  // neither hides the other completely); 0 stands for the perfect overlap max(m, c).
+  double compute_overlap_n = 0;
   // L2 carry-over (sim/l2_carry.h): the next HBM-bound kernel's extra time per MB an attention run leaves dirty in
   // L2, the most MB left dirty, and the dirty MB displaced per MB a read-back (the reduce) misses. 0: not measured
   // on this GPU, and no carry-over is predicted.
