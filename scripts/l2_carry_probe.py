@@ -29,7 +29,6 @@ Writes OUT/l2_carry.csv (one row per variant: the follower's and the producer's 
 over cycles and repeats) and OUT/kernels.csv.gz (every kernel of every replay), and prints the table.
 """
 import argparse
-import bisect
 import csv
 import gzip
 import json
@@ -41,6 +40,7 @@ import torch
 import triton
 import triton.language as tl
 
+from cuda_graphs import Ranges, capture, profile_rotating
 from step_validation import HEADS, Attention, load_lib
 
 MB = 1000 * 1000
@@ -160,19 +160,7 @@ class Probe:
                 p(i)
                 f(i)
 
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                body()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            body()
-        graph.replay()
-        torch.cuda.synchronize()
-        return graph
+        return capture(body)
 
 
 def follower_kernels(follower, names):
@@ -225,40 +213,21 @@ def main():
     graphs = {}
     for p, f in vs:
         graphs[(p, f)] = probe.capture(p, f)
-    names = list(graphs)
-
-    def order(cycle):
-        k = cycle % len(names)
-        return names[k:] + names[:k]
-
     t0 = time.time()
-    path = os.path.join(a.out, "all.json")
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for c in range(a.cycles):
-            for n in order(c):
-                with torch.profiler.record_function(f"probe {n[0]} -> {n[1]}"):
-                    graphs[n].replay()
-                    torch.cuda.synchronize()
-    prof.export_chrome_trace(path)
-    with open(path) as fh:
-        events = json.load(fh)["traceEvents"]
-    os.remove(path)
-    spans = sorted((e["ts"], e["ts"] + e["dur"], e["name"][len("probe "):]) for e in events
-                   if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name", "").startswith("probe "))
-    starts = [s[0] for s in spans]
+    trace = profile_rotating(graphs, a.cycles, lambda n: f"probe {n[0]} -> {n[1]}", os.path.join(a.out, "all.json"))
+    events = trace["traceEvents"]
+    ranges = Ranges(events, "probe ")
     kernels = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")),
                      key=lambda e: e["ts"])
     per_replay = {}
     for k in kernels:
-        i = bisect.bisect_right(starts, k["ts"]) - 1
-        if i < 0 or k["ts"] > spans[i][1]:
-            continue
-        per_replay.setdefault(i, []).append(k)
+        i = ranges.index(k["ts"])
+        if i >= 0:
+            per_replay.setdefault(i, []).append(k)
     rows, raw = [], []
     by_variant = {}
     for i, ks in per_replay.items():
-        by_variant.setdefault(spans[i][2], []).append(ks)
+        by_variant.setdefault(ranges.name(i), []).append(ks)
     for p, f in vs:
         tag = f"{p} -> {f}"
         replays = by_variant.get(tag, [])

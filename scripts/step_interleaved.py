@@ -26,7 +26,6 @@ Writes OUT/traces.tar (<trace>.json.gz), OUT/events.json (each variant's step ti
 the cycles, and every sample) and prints the medians.
 """
 import argparse
-import bisect
 import gzip
 import json
 import os
@@ -37,60 +36,28 @@ import time
 import torch
 import triton
 
+from cuda_graphs import Ranges, capture, profile_rotating, rotation
 from step_validation import HEADS, Attention, Stack, check_kernels, load_lib
-
-
-def capture(s, attention, fused, copy_table):
-    """One decode step of the stack `s`, captured in a CUDA graph after a warm-up off the capture stream."""
-    def step():
-        for layer in range(s.layers):
-            (s.q_prep_fused if fused else s.q_prep_separate)(layer)
-            s.rope_kv_write(layer)
-            if copy_table:
-                s.block_table_static.copy_(s.block_table)
-            attention()
-            s.rest(layer)
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    for _ in range(3):
-        graph.replay()
-    torch.cuda.synchronize()
-    return graph
 
 
 def split_trace(trace, groups):
     """One trace per group of variants: the metadata events, and every event inside a decode_step range of one of
     the group's variants (the range itself included)."""
     events = trace["traceEvents"]
-    ranges = {}  # variant -> [(begin, end)]
-    for e in events:
-        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name", "").startswith("decode_step "):
-            ranges.setdefault(e["name"].split(" ", 1)[1], []).append((e["ts"], e["ts"] + e["dur"]))
-    spans = sorted((b, e, v) for v, rs in ranges.items() for b, e in rs)
-    starts = [b for b, _, _ in spans]
-    counts = {v: len(rs) for v, rs in ranges.items()}
+    ranges = Ranges(events, "decode_step ")
     meta = [e for e in events if e.get("ph") == "M"]
     out = {name: [] for name in groups}
     for e in events:
         if e.get("ph") != "X" or not isinstance(e.get("ts"), (int, float)) or not isinstance(e.get("pid"), int):
             continue
-        i = bisect.bisect_right(starts, e["ts"]) - 1
-        if i < 0 or e["ts"] > spans[i][1]:
+        i = ranges.index(e["ts"])
+        if i < 0:
             continue
-        variant = spans[i][2]
+        variant = ranges.name(i)
         for name, members in groups.items():
             if variant in members:
                 out[name].append(e)
-    return {name: dict(trace, traceEvents=meta + evs) for name, evs in out.items()}, counts
+    return {name: dict(trace, traceEvents=meta + evs) for name, evs in out.items()}, ranges.counts()
 
 
 def main():
@@ -134,18 +101,15 @@ def main():
     for b in mixed:
         variants[f"a{b}"] = (stacks[b], attention[(b, a.policy_a)], False, True)
         variants[f"b{b}"] = (stacks[b], attention[(b, a.policy_b)], False, True)
-    graphs = {name: capture(*v) for name, v in variants.items()}
+    graphs = {name: capture(lambda v=v: v[0].step(v[1], v[2], v[3]), warmup=3, replays=3)
+              for name, v in variants.items()}
     names = list(graphs)
 
     # Each cycle replays every variant once, starting one further along the list, so that no variant always
     # follows the same one.
-    def order(cycle):
-        k = cycle % len(names)
-        return names[k:] + names[:k]
-
     samples = {n: [] for n in names}
     for c in range(a.cycles):
-        for n in order(c):
+        for n in rotation(names, c):
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             e0.record()
             graphs[n].replay()
@@ -153,18 +117,7 @@ def main():
             e1.synchronize()
             samples[n].append(e0.elapsed_time(e1) * 1000)
 
-    path = os.path.join(a.out, "all.json")
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for c in range(a.cycles):
-            for n in order(c):
-                with torch.profiler.record_function("decode_step " + n):
-                    graphs[n].replay()
-                    torch.cuda.synchronize()  # one step at a time, as a server waits for its sampled tokens
-    prof.export_chrome_trace(path)
-    with open(path) as f:
-        trace = json.load(f)
-    os.remove(path)
+    trace = profile_rotating(graphs, a.cycles, lambda n: "decode_step " + n, os.path.join(a.out, "all.json"))
     groups = {n: [n] for n in ["before", "fused", "policy", "nocopy", "splits2", "splits8"]}
     if mixed:
         groups["mixed_a"] = [f"a{b}" for b in mixed] + ["before"]

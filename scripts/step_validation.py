@@ -33,6 +33,8 @@ import torch
 import triton
 import triton.language as tl
 
+from cuda_graphs import capture
+
 HEADS = 128
 NOPE, ROPE, LATENT = 128, 64, 512
 REST_N = 4096
@@ -182,6 +184,17 @@ class Stack:
     def rest(self, layer):
         return self.h @ self.w_rest[layer]
 
+    def step(self, attention, fused, copy):
+        """One decode step: every layer's q prep (fused or as separate ops), RoPE + KV write, the block-table copy
+        (or none), attention and the rest of the layer."""
+        for layer in range(self.layers):
+            (self.q_prep_fused if fused else self.q_prep_separate)(layer)
+            self.rope_kv_write(layer)
+            if copy:
+                self.block_table_static.copy_(self.block_table)
+            attention()
+            self.rest(layer)
+
 
 def check_kernels(s):
     """The Triton kernels against PyTorch (bf16 / fp8 tolerances), before anything is timed."""
@@ -207,28 +220,7 @@ def check_kernels(s):
 def run_variant(name, s, attention, fused, copy, steps, out_dir, trace=True):
     """Captures one step in a CUDA graph (as a serving engine replays its decode step), times its replays with CUDA
     events, then profiles `steps` replays; returns the median step time by events."""
-    def step():
-        for layer in range(s.layers):
-            (s.q_prep_fused if fused else s.q_prep_separate)(layer)
-            s.rope_kv_write(layer)
-            if copy:
-                s.block_table_static.copy_(s.block_table)
-            attention()
-            s.rest(layer)
-
-    side = torch.cuda.Stream()  # warm-up off the capture stream: Triton compiles, cuBLAS picks its kernels
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    for _ in range(3):
-        graph.replay()
-    torch.cuda.synchronize()
+    graph = capture(lambda: s.step(attention, fused, copy), warmup=3, replays=3)
     event_us = []
     for _ in range(steps):
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -21,7 +21,6 @@ spread, the prediction with all bytes as reads) and OUT/meta.json, and prints th
 scripts/stream_kernel_check.py compares a profile's full stream-kernel cost (reads and writes) with it.
 """
 import argparse
-import bisect
 import csv
 import json
 import os
@@ -31,6 +30,7 @@ import time
 import torch
 import triton
 
+from cuda_graphs import Ranges, capture, profile_rotating
 from l2_carry_probe import MB, f32, fill, follow_read_kernel, produce_read_kernel, read
 from step_validation import HEADS, LATENT, NOPE, ROPE, q_prep_fused_kernel
 from stream_kernel_check import qprep_bytes, written_bytes
@@ -79,18 +79,7 @@ class Probe:
                 read(follow_read_kernel, self.flush[i], self.out, 8 * self.sms)
                 op(i)
 
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                body()
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            body()
-        graph.replay()
-        torch.cuda.synchronize()
+        graph = capture(body)
         return graph, nbytes, name, op  # the op keeps its buffers alive: the graph does not
 
 
@@ -119,31 +108,19 @@ def main():
     graphs = {s: probe.capture(s) for s in specs}
 
     t0 = time.time()
-    path = os.path.join(a.out, "all.json")
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for c in range(a.cycles):
-            k = c % len(specs)
-            for s in specs[k:] + specs[:k]:
-                with torch.profiler.record_function(f"probe {s}"):
-                    graphs[s][0].replay()
-                    torch.cuda.synchronize()
-    prof.export_chrome_trace(path)
-    with open(path) as fh:
-        events = json.load(fh)["traceEvents"]
-    os.remove(path)
-    spans = sorted((e["ts"], e["ts"] + e["dur"], e["name"][len("probe "):]) for e in events
-                   if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name", "").startswith("probe "))
-    starts = [s[0] for s in spans]
+    trace = profile_rotating({s: graphs[s][0] for s in specs}, a.cycles, lambda s: f"probe {s}",
+                             os.path.join(a.out, "all.json"))
+    events = trace["traceEvents"]
+    ranges = Ranges(events, "probe ")
     times = {s: [] for s in specs}
     names = {s: set() for s in specs}
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy"):
             continue
-        i = bisect.bisect_right(starts, e["ts"]) - 1
-        if i < 0 or e["ts"] > spans[i][1] or e["name"].startswith("follow_read_kernel"):
+        i = ranges.index(e["ts"])
+        if i < 0 or e["name"].startswith("follow_read_kernel"):
             continue
-        s = spans[i][2]
+        s = ranges.name(i)
         want = graphs[s][2]
         assert want is None or e["name"].startswith(want), f"{s}: unexpected kernel {e['name'][:60]}"
         times[s].append(e["dur"])
