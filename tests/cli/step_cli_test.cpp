@@ -28,10 +28,13 @@ nlohmann::json step_json(const std::string& args) {
 TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
   int checked = 0;
   for (const char* folder :
-       {"step", "step_copy8", "step_copy16", "step_copy32", "step_interleaved/run1", "step_interleaved/run2",
-        "step_interleaved/lease2/run1", "step_interleaved/lease2/run2", "step_interleaved/lease3/run1",
-        "step_interleaved/lease4/run1", "step_interleaved_b12_ctx8192", "step_interleaved_b24_ctx2048"}) {
-    const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/h100/" + folder + "/";
+       {"h100/step", "h100/step_copy8", "h100/step_copy16", "h100/step_copy32", "h100/step_interleaved/run1",
+        "h100/step_interleaved/run2", "h100/step_interleaved/lease2/run1", "h100/step_interleaved/lease2/run2",
+        "h100/step_interleaved/lease3/run1", "h100/step_interleaved/lease4/run1", "h100/step_interleaved_b12_ctx8192",
+        "h100/step_interleaved_b24_ctx2048", "h200/step_interleaved/b16_ctx4096",
+        "h200/step_interleaved/b16_ctx4096_run2", "h200/step_interleaved/b12_ctx8192",
+        "h200/step_interleaved/b24_ctx2048"}) {
+    const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/" + folder + "/";
     std::ifstream in(dir + "predictions.json");
     ASSERT_TRUE(in) << dir;
     for (const auto& p : nlohmann::json::parse(in)) {
@@ -47,9 +50,10 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       ++checked;
     }
   }
-  // Four runs of two rounds of three changes; eight interleaved runs (five leases, two of them at other workloads)
-  // of four changes and a mixed-batch change predicted with and without the steps' own batches.
-  EXPECT_EQ(checked, 4 * 2 * 3 + 8 * 6);
+  // Four runs of two rounds of three changes; twelve interleaved runs (eight on five H100 leases, two of them at
+  // other workloads; four on an H200, two at other workloads) of four changes and a mixed-batch change predicted
+  // with and without the steps' own batches.
+  EXPECT_EQ(checked, 4 * 2 * 3 + 12 * 6);
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
