@@ -4,9 +4,9 @@ policies, timed as the campaigns time them, so that `mlasim report` can say how 
 two plans' times on one workload (the speedup pairs), which is what a split-policy edit of `mlasim step` rests on.
 
 Workloads: every batch x context of --batches and --contexts at --heads, bf16 Q and KV, page 64, qlen 1, the whole
-GPU; policies: --policies. Each configuration runs 2 warm-up and 15 timed launches of stage 1 + reduce (the C
-interface of kernels/python/mlasim_attention.cpp), each after a 64 MB read that leaves none of its bytes in L2, timed
-by CUDA events around the two kernels and waited for.
+GPU; policies: --policies. Each configuration's stage 1 + reduce (the C interface of
+kernels/python/mlasim_attention.cpp) is captured in a CUDA graph and replayed 2 times for warm-up and 15 timed, each
+after a 64 MB read that leaves none of its bytes in L2, timed by CUDA events around the replay and waited for.
 
   python3 scripts/split_ratio_probe.py --lib DIR/libmlasim_attention.so --gpu h100 --out OUT/rows.csv \
       --commit C --date D
@@ -22,6 +22,7 @@ import subprocess
 
 import torch
 
+from cuda_graphs import capture
 from l2_carry_probe import MB, f32, follow_read_kernel, read
 from step_validation import Attention, load_lib
 
@@ -64,16 +65,20 @@ def main():
                     except RuntimeError as e:  # a plan our kernels cannot run: said, and left out
                         print(f"{heads:4d} {b:3d} x {ctx:6d} {policy:18s} left out: {e}", flush=True)
                         continue
+                    # Replayed from a CUDA graph, so that the host's launch does not reach the GPU after the
+                    # flush has ended and land between the events.
+                    graph = capture(att)
                     times = []
                     for i in range(WARMUP + REPETITIONS):
                         read(follow_read_kernel, flush, out, 8 * props.multi_processor_count)
                         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                         e0.record()
-                        att()
+                        graph.replay()
                         e1.record()
                         e1.synchronize()
                         if i >= WARMUP:
                             times.append(e0.elapsed_time(e1) * 1000)
+                    del graph
                     lib.mlasim_attention_destroy(att.handle)
                     us = statistics.median(times)
                     kind = "persistent" if policy.startswith("aiter") else "splitkv"
