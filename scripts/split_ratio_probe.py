@@ -3,7 +3,7 @@
 policies, timed as the campaigns time them, so that `mlasim report` can say how well the model predicts the ratio of
 two plans' times on one workload (the speedup pairs), which is what a split-policy edit of `mlasim step` rests on.
 
-Workloads: every batch x context of --batches and --contexts at --heads, bf16 Q and KV, page 64, qlen 1, the whole
+Workloads: every batch x context of --batches and --contexts at --heads (16 or 128: what the grid kernels run), bf16 Q and KV, page 64, qlen 1, the whole
 GPU; policies: --policies. Each configuration's stage 1 + reduce (the C interface of
 kernels/python/mlasim_attention.cpp) is captured in a CUDA graph and replayed 2 times for warm-up and 15 timed, each
 after a 64 MB read that leaves none of its bytes in L2, timed by CUDA events around the replay and waited for.
@@ -39,7 +39,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--commit", required=True)
     ap.add_argument("--date", required=True)
-    ap.add_argument("--heads", default="128,64")
+    ap.add_argument("--heads", default="128")  # the grid kernels run 16 or 128 heads
     ap.add_argument("--batches", default="4,8,12,16,24,32,48,64")
     ap.add_argument("--contexts", default="2048,4096,8192,16384")
     ap.add_argument("--policies", default="aiter-v1,fixed:splits=1,fixed:splits=2,fixed:splits=4,fixed:splits=8")
