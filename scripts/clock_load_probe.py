@@ -2,10 +2,11 @@
 """Clock-under-load probe (docs/validation.md §0.5): does the SM clock fall as more SMs run our MLA kernels' matrix
 math, and by how much does the time per KV token rise?
 
-Each variant is our unsplit kernel (`fixed:splits=1`: one work per request, one cluster each) for B requests of CTX
-tokens at 128 heads, bf16, page 64, so that every busy cluster does the same work and only the number of busy
-clusters changes. Twenty launches are captured in one CUDA graph and replayed back to back for --seconds while
-nvidia-smi samples the SM clock and the power draw every 50 ms; CUDA events time the replays.
+Each variant is our unsplit kernel (`fixed:splits=1`: one work per request, one cluster each, so B up to the GPU's
+cluster places, 66 on a 132-SM GPU of 2-SM clusters) for B requests of CTX tokens at 128 heads, bf16, page 64, so
+that every busy cluster does the same work and only the number of busy clusters changes. Twenty launches are
+captured in one CUDA graph and replayed back to back for --seconds while nvidia-smi samples the SM clock and the
+power draw every 50 ms; CUDA events time the replays.
 
   python3 scripts/clock_load_probe.py --lib DIR/libmlasim_attention.so --gpu h100 --out OUT [--seconds 2]
 
@@ -14,6 +15,7 @@ power while it ran) and prints it.
 """
 import argparse
 import csv
+import ctypes
 import os
 import statistics
 import subprocess
@@ -28,22 +30,25 @@ LAUNCHES = 20
 
 
 def sample_clocks(run, seconds):
-    """Runs `run` repeatedly for `seconds` while nvidia-smi samples; returns (SM MHz samples, W samples)."""
+    """Runs `run` repeatedly for `seconds` while nvidia-smi samples; returns the SM MHz and W samples taken while it
+    ran (nvidia-smi starts before the load, so the samples of the first 0.3 s, before the load began, are dropped)."""
     smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits",
                             "-lms", "50"], stdout=subprocess.PIPE, text=True)
     time.sleep(0.3)  # nvidia-smi's first samples come late
-    t_end = time.time() + seconds
+    t_start = time.time()
+    t_end = t_start + seconds
     while time.time() < t_end:
         run()
     smi.terminate()
     out, _ = smi.communicate()
-    mhz, watts = [], []
+    samples = []
     for line in out.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 2 and parts[0].replace(".", "").isdigit():
-            mhz.append(float(parts[0]))
-            watts.append(float(parts[1]))
-    return mhz, watts
+            samples.append((float(parts[0]), float(parts[1])))
+    # Every 50 ms from nvidia-smi's start: keep those of the loop's seconds, the last ones.
+    keep = samples[-int(seconds / 0.05):] if len(samples) > seconds / 0.05 else samples
+    return [m for m, _ in keep], [w for _, w in keep]
 
 
 def main():
@@ -57,6 +62,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     lib = load_lib(a.lib)
+    lib.mlasim_attention_destroy.argtypes = [ctypes.c_void_p]
     rows = []
     for b in [int(x) for x in a.batches.split(",")]:
         w = {"gpu": a.gpu, "batch": {"kind": "uniform", "count": b, "context": a.context}, "qlen": 1, "heads": HEADS,
@@ -84,6 +90,8 @@ def main():
                      "power_w": statistics.median(watts) if watts else "", "clock_samples": len(mhz),
                      "predicted_us": round(att.predicted_us, 3)})
         print(rows[-1], flush=True)
+        graph.reset()  # the graph refers to the handle's buffers: release it first
+        lib.mlasim_attention_destroy(att.handle)
     with open(os.path.join(a.out, "clock_load.csv"), "w", newline="") as fh:
         wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
         wr.writeheader()

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Split-ratio probe (docs/validation.md §0.5): our MLA kernels for a grid of workloads, each under several split
+"""Split-ratio probe (docs/validation.md §0.7): our MLA kernels for a grid of workloads, each under several split
 policies, timed as the campaigns time them, so that `mlasim report` can say how well the model predicts the ratio of
 two plans' times on one workload (the speedup pairs), which is what a split-policy edit of `mlasim step` rests on.
 
-Workloads: every batch x context of --batches and --contexts at --heads (16 or 128: what the grid kernels run), bf16 Q and KV, page 64, qlen 1, the whole
-GPU; policies: --policies. Each configuration's stage 1 + reduce (the C interface of
-kernels/python/mlasim_attention.cpp) is captured in a CUDA graph and replayed 2 times for warm-up and 15 timed, each
-after a 64 MB read that leaves none of its bytes in L2, timed by CUDA events around the replay and waited for.
+Workloads: every batch x context of --batches and --contexts at --heads (16 or 128: what the grid kernels run), bf16
+Q and KV, page 64, qlen 1, the whole GPU; policies: --policies. Each configuration's stage 1 + reduce (the C
+interface of kernels/python/mlasim_attention.cpp) is captured in a CUDA graph and replayed 2 times for warm-up and
+15 timed, each after a 64 MB read that leaves none of its bytes in L2, timed by CUDA events around the replay and
+waited for.
 
   python3 scripts/split_ratio_probe.py --lib DIR/libmlasim_attention.so --gpu h100 --out OUT/rows.csv \
       --commit C --date D
