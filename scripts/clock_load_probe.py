@@ -21,9 +21,7 @@ import statistics
 import subprocess
 import time
 
-import torch
-
-from cuda_graphs import capture
+from cuda_graphs import capture, replay_us
 from step_validation import HEADS, Attention, load_lib
 
 LAUNCHES = 20
@@ -72,12 +70,7 @@ def main():
         times = []
 
         def run():
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            graph.replay()
-            e1.record()
-            e1.synchronize()
-            times.append(e0.elapsed_time(e1) * 1000 / LAUNCHES)
+            times.append(replay_us(graph) / LAUNCHES)
 
         for _ in range(20):  # to steady clocks and temperature
             run()

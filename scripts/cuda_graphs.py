@@ -31,6 +31,17 @@ def capture(body, warmup=2, replays=1):
     return graph
 
 
+def replay_us(graph):
+    """One replay of `graph`, waited for, timed by CUDA events around it (us). Whatever the stream holds before it
+    keeps the GPU busy while the host launches the replay."""
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    graph.replay()
+    e1.record()
+    e1.synchronize()
+    return e0.elapsed_time(e1) * 1000
+
+
 def rotation(names, cycle):
     """The order of cycle `cycle`: the list started one further along each cycle."""
     k = cycle % len(names)

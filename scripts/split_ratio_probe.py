@@ -23,7 +23,7 @@ import subprocess
 
 import torch
 
-from cuda_graphs import capture
+from cuda_graphs import capture, replay_us
 from l2_carry_probe import MB, f32, follow_read_kernel, read
 from step_validation import Attention, load_lib
 
@@ -72,13 +72,9 @@ def main():
                     times = []
                     for i in range(WARMUP + REPETITIONS):
                         read(follow_read_kernel, flush, out, 8 * props.multi_processor_count)
-                        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        e0.record()
-                        graph.replay()
-                        e1.record()
-                        e1.synchronize()
+                        us = replay_us(graph)
                         if i >= WARMUP:
-                            times.append(e0.elapsed_time(e1) * 1000)
+                            times.append(us)
                     del graph
                     lib.mlasim_attention_destroy(att.handle)
                     us = statistics.median(times)

@@ -36,7 +36,7 @@ import time
 import torch
 import triton
 
-from cuda_graphs import Ranges, capture, profile_rotating, rotation
+from cuda_graphs import Ranges, capture, profile_rotating, replay_us, rotation
 from step_validation import HEADS, Attention, Stack, check_kernels, load_lib
 
 
@@ -110,12 +110,7 @@ def main():
     samples = {n: [] for n in names}
     for c in range(a.cycles):
         for n in rotation(names, c):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            graphs[n].replay()
-            e1.record()
-            e1.synchronize()
-            samples[n].append(e0.elapsed_time(e1) * 1000)
+            samples[n].append(replay_us(graphs[n]))
 
     trace = profile_rotating(graphs, a.cycles, lambda n: "decode_step " + n, os.path.join(a.out, "all.json"))
     groups = {n: [n] for n in ["before", "fused", "policy", "nocopy", "splits2", "splits8"]}

@@ -33,7 +33,7 @@ import torch
 import triton
 import triton.language as tl
 
-from cuda_graphs import capture
+from cuda_graphs import capture, replay_us
 
 HEADS = 128
 NOPE, ROPE, LATENT = 128, 64, 512
@@ -223,12 +223,7 @@ def run_variant(name, s, attention, fused, copy, steps, out_dir, trace=True):
     graph = capture(lambda: s.step(attention, fused, copy), warmup=3, replays=3)
     event_us = []
     for _ in range(steps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        graph.replay()
-        e1.record()
-        e1.synchronize()
-        event_us.append(e0.elapsed_time(e1) * 1000)
+        event_us.append(replay_us(graph))
     if not trace:
         return statistics.median(event_us)
     path = os.path.join(out_dir, name + ".json")
