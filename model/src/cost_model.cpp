@@ -47,6 +47,7 @@ const ParamSlot kSlots[] = {
     {"gather_extra_read", &CostParams::gather_extra_read, nullptr, 0, 4, false, "in [0, 4]", true},
     {"compute_overlap_n", &CostParams::compute_overlap_n, nullptr, 0, 64, false, "0 (perfect overlap) or in [1, 64]",
      true},
+    {"grid_stream_factor", &CostParams::grid_stream_factor, nullptr, 0, 4, true, "in (0, 4]", true},
     {"l2_carry_us_per_mb", &CostParams::l2_carry_us_per_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_carry_cap_mb", &CostParams::l2_carry_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_carry_reread_evict", &CostParams::l2_carry_reread_evict, nullptr, 0, 16, false, "in [0, 16]", false},
@@ -71,6 +72,7 @@ const ClassSlot kClassSlots[] = {
     {"beta_gbps", &KernelClassParams::beta_gbps, 0, kInf, true, "> 0"},
     {"matrix_efficiency", &KernelClassParams::matrix_efficiency, 0, 1, true, "in (0, 1]"},
     {"reread_fraction", &KernelClassParams::reread_fraction, 0, 1, false, "in [0, 1]"},
+    {"grid_stream_factor", &KernelClassParams::grid_stream_factor, 0, 4, true, "in (0, 4]"},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -147,6 +149,7 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   fill(c.beta_gbps, beta_cu_gbps);
   fill(c.matrix_efficiency, matrix_efficiency);
   fill(c.reread_fraction, 1.0);
+  fill(c.grid_stream_factor, grid_stream_factor);
   return c;
 }
 

@@ -86,7 +86,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     }
     job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0);
     job.bytes = read * gather + out;  // the time of the bytes; the metrics count the bytes themselves
-    job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us : 0.0;
+    job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us * (grid ? cp.grid_stream_factor : 1.0) : 0.0;
     m.kv_bytes += kv;
     m.read_bytes += read;
     m.write_bytes += out;
@@ -200,8 +200,9 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   }
   const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
   s.times.assign(static_cast<size_t>(W), {});
-  const double stage1 = detail::run_fluid({slots, cp.beta_gbps * 1e3, bytes_per_us_hbm, p.bw_knee, p.compute_overlap_n},
-                                          s.jobs, tasks, {}, 0.0, s.times, s.fluid);
+  const double beta = cp.beta_gbps * 1e3 / (grid ? cp.grid_stream_factor : 1.0);
+  const double stage1 = detail::run_fluid({slots, beta, bytes_per_us_hbm, p.bw_knee, p.compute_overlap_n}, s.jobs,
+                                          tasks, {}, 0.0, s.times, s.fluid);
 
   // Timeline row of each work: persistent plans have one row per cluster (a cluster waiting for a free place
   // keeps its own row); a grid's lane s = (round j, place c) is row c * per_cu + j, so the first `cus`

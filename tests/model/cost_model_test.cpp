@@ -70,6 +70,7 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "persistent_cluster_us",
                                                                 "gather_extra_read",
                                                                 "compute_overlap_n",
+                                                                "grid_stream_factor",
                                                                 "l2_carry_us_per_mb",
                                                                 "l2_carry_cap_mb",
                                                                 "l2_carry_reread_evict",
@@ -78,9 +79,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "stream_write_tbps"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
-  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 5 * kernel_classes().size());
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 6 * kernel_classes().size());
   EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
-  EXPECT_EQ(all.back(), "grid-nonpersistent.reread_fraction");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.grid_stream_factor");
 }
 
 TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
@@ -93,7 +94,12 @@ TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
   EXPECT_DOUBLE_EQ(fp8.beta_gbps, 30);
   EXPECT_DOUBLE_EQ(fp8.t_pass_us, 0);
   EXPECT_DOUBLE_EQ(fp8.reread_fraction, 1);
+  EXPECT_DOUBLE_EQ(fp8.grid_stream_factor, 1);
   EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16).t_fix_us, 7);
+  p.grid_stream_factor = 1.1;
+  set_cost_param(p, "portable-fp8.grid_stream_factor", 0.9);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_fp8).grid_stream_factor, 1.1);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::portable_fp8).grid_stream_factor, 0.9);
 }
 
 TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {
@@ -109,6 +115,9 @@ TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {
   EXPECT_THROW(set_cost_param(p, "bw_knee", 0.5), InputError);
   EXPECT_THROW(set_cost_param(p, "compute_overlap_n", 0.5), InputError);
   EXPECT_THROW(set_cost_param(p, "compute_overlap_n", 65), InputError);
+  EXPECT_THROW(set_cost_param(p, "grid_stream_factor", 0), InputError);
+  EXPECT_THROW(set_cost_param(p, "grid_stream_factor", 4.5), InputError);
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16-pair.grid_stream_factor", 0), InputError);
 }
 
 TEST(CostModel, SetThenGetReturnsTheValue) {

@@ -203,8 +203,8 @@ TEST(Simulator, CriticalPathNeverExceedsTheKernelTime) {
 }
 
 // A grid plan of `blocks` equal workgroups (one per request), launch order = request order.
-Plan grid_plan(int blocks, int tokens) {
-  Plan p = one_work_per_cluster(blocks, tokens);
+Plan grid_plan(int blocks, int tokens, int heads = 16) {
+  Plan p = one_work_per_cluster(blocks, tokens, heads);
   p.kernel = KernelKind::grid;
   return p;
 }
@@ -236,6 +236,41 @@ TEST(Simulator, GridSpreadsTheFirstWorkgroupsOverDistinctCus) {
   EXPECT_EQ(pr.timeline.rows[0].size(), 1u);  // CU 0 slot 0
   EXPECT_EQ(pr.timeline.rows[2].size(), 1u);  // CU 1 slot 0
   EXPECT_EQ(pr.timeline.rows[1].size(), 0u);  // CU 0 slot 1 stays free
+}
+
+TEST(Simulator, GridStreamFactorSlowsAGridWorkAloneButNotTheSharedLimit) {
+  // One grid workgroup alone streams at beta / f; 512 of them at the device bound move the same bytes as before.
+  CostParams p = datasheet_params();
+  const double bytes = 4000 * kBytesPerToken + final_output_bytes(16);
+  p.grid_stream_factor = 1.25;
+  const Metrics alone = simulate_metrics(grid_plan(1, 4000), uniform(1, 4000), mi355x(), p);
+  EXPECT_NEAR(alone.stage1_us, p.t_fix_us + p.grid_block_us + 1.25 * bytes / (p.beta_cu_gbps * 1e3),
+              1e-9 * alone.stage1_us);
+  p.grid_occupancy = 2;
+  const Metrics bound = simulate_metrics(grid_plan(512, 4000), uniform(512, 4000), mi355x(), p);
+  EXPECT_NEAR(bound.stage1_us, p.t_fix_us + p.grid_block_us + 512 * bytes / (p.b_hbm_tbps * 1e6),
+              1e-9 * bound.stage1_us);
+}
+
+TEST(Simulator, GridStreamFactorLeavesPersistentPlansAlone) {
+  CostParams p = datasheet_params();
+  const Metrics before = simulate_metrics(one_work_per_cluster(8, 50000, 128), uniform(8, 50000, 128), mi355x(), p);
+  p.grid_stream_factor = 1.5;
+  const Metrics after = simulate_metrics(one_work_per_cluster(8, 50000, 128), uniform(8, 50000, 128), mi355x(), p);
+  EXPECT_DOUBLE_EQ(after.stage1_us, before.stage1_us);
+  // The same works on a grid (128 heads: compute-bound) stream and compute f times slower: the part past the fixed
+  // costs grows linearly with f.
+  const auto grid_us = [&](double f) {
+    p.grid_stream_factor = f;
+    return simulate_metrics(grid_plan(8, 50000, 128), uniform(8, 50000, 128), mi355x(), p).stage1_us;
+  };
+  EXPECT_GT(grid_us(1.5), grid_us(1));
+  EXPECT_NEAR(grid_us(2) - grid_us(1), 2 * (grid_us(1.5) - grid_us(1)), 1e-9 * grid_us(2));
+  // A class's own value takes the place of the global one.
+  const double global_2 = grid_us(2);
+  p.grid_stream_factor = 1;
+  for (const KernelClass& c : kernel_classes()) p.classes[static_cast<size_t>(c.id)].grid_stream_factor = 2;
+  EXPECT_DOUBLE_EQ(simulate_metrics(grid_plan(8, 50000, 128), uniform(8, 50000, 128), mi355x(), p).stage1_us, global_2);
 }
 
 TEST(Simulator, GridOccupancyCountsEveryCuOfTheGpu) {

@@ -13,14 +13,16 @@
 namespace mlasim {
 
 // What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the global parameter of the
-// same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency); t_pass_us falls back to 0, reread_fraction to 1.
+// same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor); t_pass_us falls back to 0,
+// reread_fraction to 1.
 // Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
-  double t_fix_us = kUnset;           // fixed part of one work (prologue, Q staging, epilogue)
-  double t_pass_us = kUnset;          // fixed part of each pass over the KV (Q staging and merge of a pass)
-  double beta_gbps = kUnset;          // bandwidth one cluster of this kernel streams at when alone
-  double matrix_efficiency = kUnset;  // fraction of the dense matrix peak the kernel's math reaches
-  double reread_fraction = kUnset;    // share of a work's KV bytes read again from memory on each extra pass
+  double t_fix_us = kUnset;            // fixed part of one work (prologue, Q staging, epilogue)
+  double t_pass_us = kUnset;           // fixed part of each pass over the KV (Q staging and merge of a pass)
+  double beta_gbps = kUnset;           // bandwidth one cluster of this kernel streams at when alone
+  double matrix_efficiency = kUnset;   // fraction of the dense matrix peak the kernel's math reaches
+  double reread_fraction = kUnset;     // share of a work's KV bytes read again from memory on each extra pass
+  double grid_stream_factor = kUnset;  // how much slower its grid (split-KV) kernel streams and computes
   static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -57,6 +59,10 @@ struct CostParams {
   // lasts (m^n + c^n)^(1/n) with n = compute_overlap_n (both limits pull at once near the balance point, where
   // neither hides the other completely); 0 stands for the perfect overlap max(m, c).
   double compute_overlap_n = 0;
+  // The grid (split-KV) kernels are other kernels than the persistent ones of their class, with another loop: their
+  // works stream and compute this many times slower alone (1: as fast). The memory curve's shared limit is the same.
+  // The fallback of the per-class value.
+  double grid_stream_factor = 1;
   // L2 carry-over (sim/l2_carry.h): the next HBM-bound kernel's extra time per MB an attention run leaves dirty in
   // L2, the most MB left dirty, and the dirty MB displaced per MB a read-back (the reduce) misses. 0: not measured
   // on this GPU, and no carry-over is predicted.
