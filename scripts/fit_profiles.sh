@@ -5,7 +5,10 @@
 #   2. h200 predicted before any H200 fit: the H100 kernel parameters with the H200 datasheet and the H200
 #      memory curve (data/gpus/derived/h200_from_h100.json);
 #   3. h200: its own fit, started from (2).
-#   4. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
+#   4. h100: the gather term, alone, to every other line of the sparse campaign (docs/sparse.md);
+#   5. both: the L2 carry-over and stream-kernel terms, measured by their own probes and fitted by
+#      scripts/l2_carry_fit.py and scripts/stream_kernel_fit.py, copied from the profiles as committed;
+#   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
 bin=${1:-build/cli/mlasim}
@@ -18,6 +21,9 @@ free+=,wgmma-fp8.reread_fraction
 free+=,portable-fp8.t_fix_us,portable-fp8.t_pass_us,portable-fp8.beta_gbps,portable-fp8.matrix_efficiency
 free+=,portable-fp8.reread_fraction
 free+=,stage_gap_us,reduce_block_us,reduce_item_us,reduce_beta_gbps,grid_block_us,fold_reread_fraction,persistent_cluster_us
+# One grid_stream_factor for every class: per class, the campaign's grid rows (most of the 128-head ones at qlen 3
+# and 4) pull the pair kernel's to 1.14, which the qlen-1 split-ratio runs do not bear out (docs/validation.md §0.3).
+free+=,compute_overlap_n,grid_stream_factor
 
 fit() {  # gpu profile-in campaign stream out [extra args]
   local gpu=$1 in=$2 campaign=$3 stream=$4 out=$5
@@ -38,6 +44,19 @@ mkdir -p data/gpus/derived
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
 fit h200 data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
   $m/h200/stream_read_590702c.csv data/gpus/h200.json
+"$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \
+  --free gather_extra_read --holdout-every 2 --date "$date" --out data/gpus/h100.json
+for g in h100 h200; do
+  git show HEAD:data/gpus/$g.json >"$tmp/$g.committed.json"
+  python3 - "$tmp/$g.committed.json" data/gpus/$g.json <<'PY'
+import json, sys
+old, new = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+for k, v in old["params"].items():
+    if k.startswith(("l2_carry_", "stream_kernel_", "stream_write_")):
+        new["params"][k] = v
+open(sys.argv[2], "w").write(json.dumps(new, indent=2) + "\n")
+PY
+done
 
 # MI355X: per-CU rate of the 16-head kernel (the global beta_cu_gbps, which its class inherits) and the memory
 # ceiling from the ATOM #611 ratio and the 128-row rows; the 128-row kernel's own fixed cost, rate and efficiency.
