@@ -22,7 +22,7 @@ free+=,portable-fp8.t_fix_us,portable-fp8.t_pass_us,portable-fp8.beta_gbps,porta
 free+=,portable-fp8.reread_fraction
 free+=,stage_gap_us,reduce_block_us,reduce_item_us,reduce_beta_gbps,grid_block_us,fold_reread_fraction,persistent_cluster_us
 # One grid_stream_factor for every class: per class, the campaign's grid rows (most of the 128-head ones at qlen 3
-# and 4) pull the pair kernel's to 1.14, which the qlen-1 split-ratio runs do not bear out (docs/validation.md §0.3).
+# and 4) pull the pair kernel's to 1.14, which the qlen-1 split-ratio runs do not bear out (docs/validation.md §0.5).
 free+=,compute_overlap_n,grid_stream_factor
 
 fit() {  # gpu profile-in campaign stream out [extra args]
@@ -44,17 +44,21 @@ mkdir -p data/gpus/derived
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
 fit h200 data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
   $m/h200/stream_read_590702c.csv data/gpus/h200.json
+# The gather fit writes its own model_error (of sparse rows); the profile keeps the campaign fit's.
+cp data/gpus/h100.json "$tmp/h100.main.json"
 "$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \
   --free gather_extra_read --holdout-every 2 --date "$date" --out data/gpus/h100.json
+cp data/gpus/h200.json "$tmp/h200.main.json"
 for g in h100 h200; do
   git show HEAD:data/gpus/$g.json >"$tmp/$g.committed.json"
-  python3 - "$tmp/$g.committed.json" data/gpus/$g.json <<'PY'
+  python3 - "$tmp/$g.committed.json" "$tmp/$g.main.json" data/gpus/$g.json <<'PY'
 import json, sys
-old, new = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+old, main, new = (json.load(open(f)) for f in sys.argv[1:4])
 for k, v in old["params"].items():
     if k.startswith(("l2_carry_", "stream_kernel_", "stream_write_")):
         new["params"][k] = v
-open(sys.argv[2], "w").write(json.dumps(new, indent=2) + "\n")
+new["model_error"] = main["model_error"]
+open(sys.argv[3], "w").write(json.dumps(new, indent=2) + "\n")
 PY
 done
 
