@@ -5,25 +5,29 @@
 namespace mlasim {
 
 const std::array<KernelClass, kKernelClassCount>& kernel_classes() {
-  // pass_rows and CUs per cluster are the kernels' own structure (docs/kernels.md; AITER's kernel table in
-  // ../shared/reference/aiter-v1-planner.md for the AMD classes, whose tiles are one pass of up to 128 rows).
+  // pass_rows, CUs per cluster and a lone pass's padded rows are the kernels' own structure (docs/kernels.md; AITER's
+  // kernel table in ../shared/reference/aiter-v1-planner.md for the AMD classes, whose tiles are one pass of up to
+  // 128 rows, padded here only to the 16-row MFMA). Our portable kernel splits a 16-row tile's tokens between its
+  // two groups; a wgmma is 64 rows tall; the fp8 wgmma's pass is its N of 16 rows.
   static const std::array<KernelClass, kKernelClassCount> table{{
-      {KernelClassId::portable_bf16, "portable-bf16", "ours, mma.sync, bf16 KV, 32-row passes", 32, 1,
+      {KernelClassId::portable_bf16, "portable-bf16", "ours, mma.sync, bf16 KV, 32-row passes", 32, 1, 16,
        ReduceKind::aiter},
-      {KernelClassId::portable_fp8, "portable-fp8", "ours, mma.sync, fp8 KV, 32-row passes", 32, 1, ReduceKind::aiter},
-      {KernelClassId::wgmma_bf16, "wgmma-bf16", "ours, Hopper wgmma, bf16 KV, tiles of <= 64 rows on one SM", 64, 1,
+      {KernelClassId::portable_fp8, "portable-fp8", "ours, mma.sync, fp8 KV, 32-row passes", 32, 1, 16,
+       ReduceKind::aiter},
+      {KernelClassId::wgmma_bf16, "wgmma-bf16", "ours, Hopper wgmma, bf16 KV, tiles of <= 64 rows on one SM", 64, 1, 64,
        ReduceKind::aiter},
       {KernelClassId::wgmma_bf16_pair, "wgmma-bf16-pair",
-       "ours, Hopper wgmma, bf16 KV, tiles of > 64 rows on a workgroup pair (two SMs)", 64, 2, ReduceKind::aiter},
-      {KernelClassId::wgmma_fp8, "wgmma-fp8", "ours, Hopper wgmma, fp8 KV, 16-row passes re-reading the KV", 16, 1,
+       "ours, Hopper wgmma, bf16 KV, tiles of > 64 rows on a workgroup pair (two SMs)", 64, 2, 64, ReduceKind::aiter},
+      {KernelClassId::wgmma_fp8, "wgmma-fp8", "ours, Hopper wgmma, fp8 KV, 16-row passes re-reading the KV", 16, 1, 16,
        ReduceKind::aiter},
       {KernelClassId::asm_a8w8_qh16, "asm-a8w8-qh16",
-       "AITER persistent ASM, fp8 Q/KV, tiles of < 128 packed rows (16 heads)", 128, 1, ReduceKind::aiter},
+       "AITER persistent ASM, fp8 Q/KV, tiles of < 128 packed rows (16 heads)", 128, 1, 16, ReduceKind::aiter},
       {KernelClassId::asm_a8w8_qh128, "asm-a8w8-qh128",
-       "AITER persistent ASM, fp8 Q/KV, 128-row tiles (128 heads, or 32 heads x qlen 4)", 128, 1, ReduceKind::aiter},
-      {KernelClassId::asm_a16w16, "asm-a16w16", "AITER persistent ASM, bf16 Q/KV", 128, 1, ReduceKind::aiter},
+       "AITER persistent ASM, fp8 Q/KV, 128-row tiles (128 heads, or 32 heads x qlen 4)", 128, 1, 16,
+       ReduceKind::aiter},
+      {KernelClassId::asm_a16w16, "asm-a16w16", "AITER persistent ASM, bf16 Q/KV", 128, 1, 16, ReduceKind::aiter},
       {KernelClassId::grid_nonpersistent, "grid-nonpersistent",
-       "AITER non-persistent grid kernel (Gluon/Triton) with Triton's stage-2 reduce", 128, 1, ReduceKind::triton},
+       "AITER non-persistent grid kernel (Gluon/Triton) with Triton's stage-2 reduce", 128, 1, 16, ReduceKind::triton},
   }};
   return table;
 }
@@ -45,6 +49,13 @@ std::string kernel_class_names() {
 int kv_passes(const KernelClass& c, int tile_rows) {
   const int rows_per_cu = (std::max(tile_rows, 1) + c.cus_per_cluster - 1) / c.cus_per_cluster;
   return (rows_per_cu + c.pass_rows - 1) / c.pass_rows;
+}
+
+int math_rows_per_cu(const KernelClass& c, int tile_rows) {
+  const int rows_per_cu = (std::max(tile_rows, 1) + c.cus_per_cluster - 1) / c.cus_per_cluster;
+  const int passes = kv_passes(c, tile_rows);
+  if (passes > 1) return passes * c.pass_rows;
+  return (rows_per_cu + c.min_pass_rows - 1) / c.min_pass_rows * c.min_pass_rows;
 }
 
 }  // namespace mlasim

@@ -78,7 +78,9 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     const double kv = double(tokens) * DecodeBatch::kQkHeadDim * kv_elem;
     const double read = kv * fold_share * (1.0 + (passes - 1) * cp.reread_fraction);
     const double out = w.is_partial() ? rows * (4.0 * DecodeBatch::kVHeadDim + 4) : rows * 2.0 * DecodeBatch::kVHeadDim;
-    const double flops = kFlopsPerRowToken * rows * double(tokens);
+    // The MMAs run on padded rows: a 16-row tile on a 64-row wgmma, the unused half of a 32-row pass.
+    const double math_rows = double(math_rows_per_cu(cls, tile_rows)) * cls.cus_per_cluster;
+    const double flops = kFlopsPerRowToken * math_rows * double(tokens);
     FluidJob& job = s.jobs[i];
     if (grid && tokens == 0) {  // a grid workgroup past its request's end exits at once
       job = FluidJob{p.grid_block_us, 0.0, 0.0};

@@ -34,6 +34,7 @@ struct KernelClass {
   const char* description;  // one line for listings
   int pass_rows;            // packed rows one pass over the KV covers on one CU; wider tiles take several passes
   int cus_per_cluster;      // CUs (SMs) one cluster occupies
+  int min_pass_rows;        // rows the math of a one-pass tile is padded to (the MMA's row granularity)
   ReduceKind reduce;
 };
 
@@ -48,5 +49,8 @@ std::string kernel_class_names();
 // Passes a work of `tile_rows` packed rows makes over its KV on class `c` (each CU of a cluster takes its share
 // of the rows).
 int kv_passes(const KernelClass& c, int tile_rows);
+// Packed rows a work's math runs on, per CU, padding included: a lone pass rounds its rows up to
+// `min_pass_rows`, and every pass of a wider tile runs all `pass_rows` rows (the last one's unused rows too).
+int math_rows_per_cu(const KernelClass& c, int tile_rows);
 
 }  // namespace mlasim

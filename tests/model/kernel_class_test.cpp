@@ -1,0 +1,49 @@
+#include "mlasim/model/kernel_class.h"
+
+#include <gtest/gtest.h>
+
+namespace mlasim {
+namespace {
+
+const KernelClass& cls(KernelClassId id) { return kernel_class(id); }
+
+TEST(KernelClass, PassesCoverEachCusShareOfTheRows) {
+  EXPECT_EQ(kv_passes(cls(KernelClassId::portable_fp8), 16), 1);
+  EXPECT_EQ(kv_passes(cls(KernelClassId::portable_fp8), 48), 2);
+  EXPECT_EQ(kv_passes(cls(KernelClassId::wgmma_fp8), 128), 8);
+  EXPECT_EQ(kv_passes(cls(KernelClassId::wgmma_bf16_pair), 128), 1);  // 64 rows on each SM of the pair
+  EXPECT_EQ(kv_passes(cls(KernelClassId::wgmma_bf16_pair), 256), 2);
+}
+
+TEST(KernelClass, TheMathRunsOnPaddedRows) {
+  // The portable kernel's 16-row tile splits the tokens between its two groups: no padding. A 48-row tile runs
+  // two 32-row passes, the second with one group's rows unused.
+  const KernelClass& portable = cls(KernelClassId::portable_fp8);
+  EXPECT_EQ(math_rows_per_cu(portable, 16), 16);
+  EXPECT_EQ(math_rows_per_cu(portable, 8), 16);
+  EXPECT_EQ(math_rows_per_cu(portable, 32), 32);
+  EXPECT_EQ(math_rows_per_cu(portable, 48), 64);
+  // A wgmma is 64 rows tall: 16 heads at qlen 1 cost the math of 64 rows.
+  const KernelClass& wgmma = cls(KernelClassId::wgmma_bf16);
+  EXPECT_EQ(math_rows_per_cu(wgmma, 16), 64);
+  EXPECT_EQ(math_rows_per_cu(wgmma, 64), 64);
+  EXPECT_EQ(math_rows_per_cu(cls(KernelClassId::wgmma_bf16_pair), 128), 64);
+  EXPECT_EQ(math_rows_per_cu(cls(KernelClassId::wgmma_bf16_pair), 192), 128);
+  // fp8 wgmma passes are 16 rows (the MMA's N), so nothing is padded past a multiple of 16.
+  EXPECT_EQ(math_rows_per_cu(cls(KernelClassId::wgmma_fp8), 48), 48);
+  // AMD classes: one pass of up to 128 rows, padded to the 16-row MFMA only.
+  EXPECT_EQ(math_rows_per_cu(cls(KernelClassId::asm_a8w8_qh16), 16), 16);
+  EXPECT_EQ(math_rows_per_cu(cls(KernelClassId::asm_a8w8_qh128), 128), 128);
+}
+
+TEST(KernelClass, PaddingNeverLosesRows) {
+  for (const KernelClass& c : kernel_classes())
+    for (int rows = 1; rows <= 512; ++rows) {
+      const int per_cu = (rows + c.cus_per_cluster - 1) / c.cus_per_cluster;
+      EXPECT_GE(math_rows_per_cu(c, rows), per_cu) << c.name << " " << rows;
+      EXPECT_LT(math_rows_per_cu(c, rows), per_cu + c.pass_rows) << c.name << " " << rows;
+    }
+}
+
+}  // namespace
+}  // namespace mlasim
