@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Fits the NVIDIA profiles to the committed campaigns (docs/validation.md §1), in the order that shows transfer:
-#   1. h100: memory curve from its streaming-read sweep, then every kernel-class parameter to its campaign
-#      (every 4th row held out);
+#   1. h100: memory curve from its streaming-read sweep, then every kernel-class parameter to its campaign and the
+#      first session of the split-ratio probe (every 4th row held out);
 #   2. h200 predicted before any H200 fit: the H100 kernel parameters with the H200 datasheet and the H200
 #      memory curve (data/gpus/derived/h200_from_h100.json);
-#   3. h200: its own fit, started from (2).
+#   3. h200: its own fit, started from (2), of the memory side only (every class's rate alone, its re-read
+#      fractions, the reduce's rate, the folded heads' re-read): the H200 has the H100's SMs, so their math,
+#      fixed costs and overlap stay the H100's (the H200 campaign alone leaves the overlap loose and trades the
+#      pair kernel's rate against its math; docs/validation.md section 0.5).
 #   4. h100: the gather term, alone, to every other line of the sparse campaign (docs/sparse.md);
 #   5. both: the L2 carry-over and stream-kernel terms, measured by their own probes and fitted by
 #      scripts/l2_carry_fit.py and scripts/stream_kernel_fit.py, copied from the profiles as committed;
@@ -24,11 +27,18 @@ free+=,stage_gap_us,reduce_block_us,reduce_item_us,reduce_beta_gbps,grid_block_u
 # One grid_stream_factor for every class: per class, the campaign's grid rows (most of the 128-head ones at qlen 3
 # and 4) pull the pair kernel's to 1.14, which the qlen-1 split-ratio runs do not bear out (docs/validation.md §0.5).
 free+=,compute_overlap_n,grid_stream_factor
+# The campaign alone leaves compute_overlap_n loose (24 +- 14 once the MMAs' padded rows are costed); the split-ratio
+# probe's 128-head rows, where streaming and math are about equal, pin it (docs/validation.md section 0.5).
+split_ratio=$m/h100/split_ratio/split_ratio_h100_run1.csv
+free_h200=wgmma-bf16.beta_gbps,wgmma-bf16-pair.beta_gbps,wgmma-fp8.beta_gbps,wgmma-fp8.reread_fraction
+free_h200+=,portable-fp8.beta_gbps,portable-fp8.reread_fraction,reduce_beta_gbps,fold_reread_fraction
 
 fit() {  # gpu profile-in campaign stream out [extra args]
   local gpu=$1 in=$2 campaign=$3 stream=$4 out=$5
   shift 5
-  "$bin" calibrate --gpu "$in" --stream-read "$stream" --measurements "$campaign" --free "$free" \
+  local f=$free
+  [ "$gpu" = h200 ] && f=$free_h200
+  "$bin" calibrate --gpu "$in" --stream-read "$stream" --measurements "$campaign" --free "$f" \
     --holdout-every 4 --date "$date" --out "$out" "$@"
 }
 
@@ -38,7 +48,8 @@ trap 'rm -rf "$tmp"' EXIT
 for g in h100 h200; do
   git show HEAD:data/gpus/$g.json | python3 -c 'import json,sys; j=json.load(sys.stdin); j["params"]={}; j.pop("model_error",None); print(json.dumps(j,indent=2))' >"$tmp/$g.json"
 done
-fit h100 "$tmp/h100.json" $m/h100/campaign_standard-v1_590702c.csv $m/h100/stream_read_590702c.csv data/gpus/h100.json
+fit h100 "$tmp/h100.json" $m/h100/campaign_standard-v1_590702c.csv $m/h100/stream_read_590702c.csv data/gpus/h100.json \
+  --measurements $split_ratio
 mkdir -p data/gpus/derived
 "$bin" calibrate --gpu "$tmp/h200.json" --kernel-params-from data/gpus/h100.json \
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
