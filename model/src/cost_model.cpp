@@ -36,7 +36,7 @@ const ParamSlot kSlots[] = {
     {"reduce_block_us", &CostParams::reduce_block_us, nullptr, 0, kInf, false, ">= 0", true},
     {"reduce_launch_us", &CostParams::reduce_launch_us, nullptr, 0, kInf, false, ">= 0", false},
     {"planner_us", &CostParams::planner_us, nullptr, 0, kInf, false, ">= 0", false},
-    {"grid_block_us", &CostParams::grid_block_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"grid_block_us", &CostParams::grid_block_us, nullptr, 0, kInf, false, ">= 0", true},
     {"grid_occupancy", nullptr, &CostParams::grid_occupancy, 1, 64, false, "an integer 1..64", false},
     {"bw_knee", &CostParams::bw_knee, nullptr, 0, 64, false, "0 (sharp) or in [1, 64]", false},
     {"stage_gap_us", &CostParams::stage_gap_us, nullptr, 0, kInf, false, ">= 0", true},

@@ -125,7 +125,8 @@ TEST(CalibrateCli, StreamReadSweepFitsTheMemoryCurve) {
 }
 
 TEST(CalibrateCli, KernelParametersTransferWithoutTheMemoryCurve) {
-  const std::string from = profile_with({{"t_fix_us", 3.0}, {"b_hbm_tbps", 4.0}, {"wgmma-fp8.t_pass_us", 9.0}});
+  const std::string from =
+      profile_with({{"t_fix_us", 3.0}, {"b_hbm_tbps", 4.0}, {"wgmma-fp8.t_pass_us", 9.0}, {"grid_block_us", 0.0}});
   const std::string out = temp_path("transferred.json");
   const CliResult r =
       run_cli("calibrate --gpu " + profile_with({}) + " --kernel-params-from " + from + " --out " + out);
@@ -134,7 +135,8 @@ TEST(CalibrateCli, KernelParametersTransferWithoutTheMemoryCurve) {
   EXPECT_EQ(j["params"]["t_fix_us"]["value"], 3.0);
   EXPECT_EQ(j["params"]["t_fix_us"]["kind"], "transferred");
   EXPECT_EQ(j["params"]["wgmma-fp8.t_pass_us"]["value"], 9.0);
-  EXPECT_FALSE(j["params"].contains("b_hbm_tbps"));  // the memory is the target GPU's own
+  EXPECT_EQ(j["params"]["grid_block_us"]["value"], 0.0);  // a grid workgroup's fixed cost is the kernel's
+  EXPECT_FALSE(j["params"].contains("b_hbm_tbps"));       // the memory is the target GPU's own
 }
 
 TEST(CalibrateCli, NothingToFitIsOneLineExitTwo) {
