@@ -23,6 +23,7 @@ struct ParamSlot {
   bool above_lo;  // strictly above lo (rates and bandwidths)
   const char* rule;
   bool of_kernel;  // a property of the kernels, not of the GPU's memory or launch path (is_kernel_param_key)
+  bool zero_or_from_one = false;  // 0 switches the term off; otherwise at least 1 (a curve's exponent)
 };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -38,7 +39,7 @@ const ParamSlot kSlots[] = {
     {"planner_us", &CostParams::planner_us, nullptr, 0, kInf, false, ">= 0", false},
     {"grid_block_us", &CostParams::grid_block_us, nullptr, 0, kInf, false, ">= 0", true},
     {"grid_occupancy", nullptr, &CostParams::grid_occupancy, 1, 64, false, "an integer 1..64", false},
-    {"bw_knee", &CostParams::bw_knee, nullptr, 0, 64, false, "0 (sharp) or in [1, 64]", false},
+    {"bw_knee", &CostParams::bw_knee, nullptr, 0, 64, false, "0 (sharp) or in [1, 64]", false, true},
     {"stage_gap_us", &CostParams::stage_gap_us, nullptr, 0, kInf, false, ">= 0", true},
     {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)", true},
     {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0", true},
@@ -46,7 +47,7 @@ const ParamSlot kSlots[] = {
     {"persistent_cluster_us", &CostParams::persistent_cluster_us, nullptr, 0, kInf, false, ">= 0", true},
     {"gather_extra_read", &CostParams::gather_extra_read, nullptr, 0, 4, false, "in [0, 4]", true},
     {"compute_overlap_n", &CostParams::compute_overlap_n, nullptr, 0, 64, false, "0 (perfect overlap) or in [1, 64]",
-     true},
+     true, true},
     {"grid_stream_factor", &CostParams::grid_stream_factor, nullptr, 0, 4, true, "in (0, 4]", true},
     {"l2_carry_us_per_mb", &CostParams::l2_carry_us_per_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_carry_cap_mb", &CostParams::l2_carry_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
@@ -111,7 +112,7 @@ const ParamSlot& slot_for(const std::string& key) {
 
 bool in_range(const ParamSlot& s, double v) {
   if (!std::isfinite(v) || v > s.hi || (s.above_lo ? v <= s.lo : v < s.lo)) return false;
-  if ((s.real == &CostParams::bw_knee || s.real == &CostParams::compute_overlap_n) && v > 0 && v < 1) return false;
+  if (s.zero_or_from_one && v > 0 && v < 1) return false;
   return s.real || v == std::floor(v);
 }
 
