@@ -33,12 +33,10 @@ split_ratio=$m/h100/split_ratio/split_ratio_h100_run1.csv
 free_h200=wgmma-bf16.beta_gbps,wgmma-bf16-pair.beta_gbps,wgmma-fp8.beta_gbps,wgmma-fp8.reread_fraction
 free_h200+=,portable-fp8.beta_gbps,portable-fp8.reread_fraction,reduce_beta_gbps,fold_reread_fraction
 
-fit() {  # gpu profile-in campaign stream out [extra args]
-  local gpu=$1 in=$2 campaign=$3 stream=$4 out=$5
+fit() {  # profile-in campaign stream out free [extra args]
+  local in=$1 campaign=$2 stream=$3 out=$4 params=$5
   shift 5
-  local f=$free
-  [ "$gpu" = h200 ] && f=$free_h200
-  "$bin" calibrate --gpu "$in" --stream-read "$stream" --measurements "$campaign" --free "$f" \
+  "$bin" calibrate --gpu "$in" --stream-read "$stream" --measurements "$campaign" --free "$params" \
     --holdout-every 4 --date "$date" --out "$out" "$@"
 }
 
@@ -48,13 +46,13 @@ trap 'rm -rf "$tmp"' EXIT
 for g in h100 h200; do
   git show HEAD:data/gpus/$g.json | python3 -c 'import json,sys; j=json.load(sys.stdin); j["params"]={}; j.pop("model_error",None); print(json.dumps(j,indent=2))' >"$tmp/$g.json"
 done
-fit h100 "$tmp/h100.json" $m/h100/campaign_standard-v1_590702c.csv $m/h100/stream_read_590702c.csv data/gpus/h100.json \
-  --measurements $split_ratio
+fit "$tmp/h100.json" $m/h100/campaign_standard-v1_590702c.csv $m/h100/stream_read_590702c.csv data/gpus/h100.json \
+  "$free" --measurements $split_ratio
 mkdir -p data/gpus/derived
 "$bin" calibrate --gpu "$tmp/h200.json" --kernel-params-from data/gpus/h100.json \
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
-fit h200 data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
-  $m/h200/stream_read_590702c.csv data/gpus/h200.json
+fit data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
+  $m/h200/stream_read_590702c.csv data/gpus/h200.json "$free_h200"
 # The gather fit writes its own model_error (of sparse rows); the profile keeps the campaign fit's.
 cp data/gpus/h100.json "$tmp/h100.main.json"
 "$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \

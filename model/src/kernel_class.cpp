@@ -46,16 +46,21 @@ std::string kernel_class_names() {
   return s;
 }
 
-int kv_passes(const KernelClass& c, int tile_rows) {
-  const int rows_per_cu = (std::max(tile_rows, 1) + c.cus_per_cluster - 1) / c.cus_per_cluster;
-  return (rows_per_cu + c.pass_rows - 1) / c.pass_rows;
-}
+namespace {
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Each CU of a cluster takes its share of a tile's packed rows.
+int rows_per_cu(const KernelClass& c, int tile_rows) { return ceil_div(std::max(tile_rows, 1), c.cus_per_cluster); }
+
+}  // namespace
+
+int kv_passes(const KernelClass& c, int tile_rows) { return ceil_div(rows_per_cu(c, tile_rows), c.pass_rows); }
 
 int math_rows_per_cu(const KernelClass& c, int tile_rows) {
-  const int rows_per_cu = (std::max(tile_rows, 1) + c.cus_per_cluster - 1) / c.cus_per_cluster;
-  const int passes = kv_passes(c, tile_rows);
-  if (passes > 1) return passes * c.pass_rows;
-  return (rows_per_cu + c.min_pass_rows - 1) / c.min_pass_rows * c.min_pass_rows;
+  const int rows = rows_per_cu(c, tile_rows);
+  const int passes = ceil_div(rows, c.pass_rows);
+  return passes > 1 ? passes * c.pass_rows : ceil_div(rows, c.min_pass_rows) * c.min_pass_rows;
 }
 
 }  // namespace mlasim
