@@ -44,6 +44,7 @@ const std::map<std::string, Bounds>& class_bound_table() {
   static const std::map<std::string, Bounds> table{
       {"t_fix_us", {0.01, 100.0}},        {"t_pass_us", {0.0, 100.0}},     {"beta_gbps", {1.0, 5000.0}},
       {"matrix_efficiency", {0.01, 1.0}}, {"reread_fraction", {0.0, 1.0}}, {"grid_stream_factor", {0.5, 2.0}},
+      {"page_copy_us", {0.0, 10.0}},
   };
   return table;
 }
@@ -83,11 +84,11 @@ FreeParameter free_parameter(const std::string& key, const Gpu& gpu) {
     for (const std::string& k : keys)
       if (k.find('.') == std::string::npos) globals.push_back(k);
     throw InputError(
-        "free",
-        "'" + key + "' is not a fittable parameter; fittable: " + join(globals) +
-            ", and <class>.{t_fix_us,t_pass_us,beta_gbps,matrix_efficiency,reread_fraction,grid_stream_factor} for "
-            "the classes " +
-            kernel_class_names());
+        "free", "'" + key + "' is not a fittable parameter; fittable: " + join(globals) +
+                    ", and <class>.{t_fix_us,t_pass_us,beta_gbps,matrix_efficiency,reread_fraction,grid_stream_factor,"
+                    "page_copy_us} for "
+                    "the classes " +
+                    kernel_class_names());
   }
   const size_t dot = key.find('.');
   const Bounds b = dot == std::string::npos ? bound_table().at(key) : class_bound_table().at(key.substr(dot + 1));

@@ -74,6 +74,7 @@ const ClassSlot kClassSlots[] = {
     {"matrix_efficiency", &KernelClassParams::matrix_efficiency, 0, 1, true, "in (0, 1]"},
     {"reread_fraction", &KernelClassParams::reread_fraction, 0, 1, false, "in [0, 1]"},
     {"grid_stream_factor", &KernelClassParams::grid_stream_factor, 0, 4, true, "in (0, 4]"},
+    {"page_copy_us", &KernelClassParams::page_copy_us, 0, kInf, false, ">= 0"},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -151,6 +152,7 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   fill(c.matrix_efficiency, matrix_efficiency);
   fill(c.reread_fraction, 1.0);
   fill(c.grid_stream_factor, grid_stream_factor);
+  fill(c.page_copy_us, 0.0);
   return c;
 }
 

@@ -8,26 +8,29 @@ const std::array<KernelClass, kKernelClassCount>& kernel_classes() {
   // pass_rows, CUs per cluster and a lone pass's padded rows are the kernels' own structure (docs/kernels.md; AITER's
   // kernel table in ../shared/reference/aiter-v1-planner.md for the AMD classes, whose tiles are one pass of up to
   // 128 rows, padded here only to the 16-row MFMA). Our portable kernel splits a 16-row tile's tokens between its
-  // two groups; a wgmma is 64 rows tall; the fp8 wgmma's pass is its N of 16 rows.
+  // two groups; a wgmma is 64 rows tall; the fp8 wgmma's pass is its N of 16 rows. Only the fp8 wgmma copies its KV
+  // page by page (five tensor boxes per page of 16 or more tokens); the others copy 16-byte chunks whatever the page.
   static const std::array<KernelClass, kKernelClassCount> table{{
-      {KernelClassId::portable_bf16, "portable-bf16", "ours, mma.sync, bf16 KV, 32-row passes", 32, 1, 16,
+      {KernelClassId::portable_bf16, "portable-bf16", "ours, mma.sync, bf16 KV, 32-row passes", 32, 1, 16, 0, 0,
        ReduceKind::aiter},
-      {KernelClassId::portable_fp8, "portable-fp8", "ours, mma.sync, fp8 KV, 32-row passes", 32, 1, 16,
+      {KernelClassId::portable_fp8, "portable-fp8", "ours, mma.sync, fp8 KV, 32-row passes", 32, 1, 16, 0, 0,
        ReduceKind::aiter},
       {KernelClassId::wgmma_bf16, "wgmma-bf16", "ours, Hopper wgmma, bf16 KV, tiles of <= 64 rows on one SM", 64, 1, 64,
-       ReduceKind::aiter},
+       0, 0, ReduceKind::aiter},
       {KernelClassId::wgmma_bf16_pair, "wgmma-bf16-pair",
-       "ours, Hopper wgmma, bf16 KV, tiles of > 64 rows on a workgroup pair (two SMs)", 64, 2, 64, ReduceKind::aiter},
+       "ours, Hopper wgmma, bf16 KV, tiles of > 64 rows on a workgroup pair (two SMs)", 64, 2, 64, 0, 0,
+       ReduceKind::aiter},
       {KernelClassId::wgmma_fp8, "wgmma-fp8", "ours, Hopper wgmma, fp8 KV, 16-row passes re-reading the KV", 16, 1, 16,
-       ReduceKind::aiter},
+       16, 64, ReduceKind::aiter},
       {KernelClassId::asm_a8w8_qh16, "asm-a8w8-qh16",
-       "AITER persistent ASM, fp8 Q/KV, tiles of < 128 packed rows (16 heads)", 128, 1, 16, ReduceKind::aiter},
+       "AITER persistent ASM, fp8 Q/KV, tiles of < 128 packed rows (16 heads)", 128, 1, 16, 0, 0, ReduceKind::aiter},
       {KernelClassId::asm_a8w8_qh128, "asm-a8w8-qh128",
-       "AITER persistent ASM, fp8 Q/KV, 128-row tiles (128 heads, or 32 heads x qlen 4)", 128, 1, 16,
+       "AITER persistent ASM, fp8 Q/KV, 128-row tiles (128 heads, or 32 heads x qlen 4)", 128, 1, 16, 0, 0,
        ReduceKind::aiter},
-      {KernelClassId::asm_a16w16, "asm-a16w16", "AITER persistent ASM, bf16 Q/KV", 128, 1, 16, ReduceKind::aiter},
+      {KernelClassId::asm_a16w16, "asm-a16w16", "AITER persistent ASM, bf16 Q/KV", 128, 1, 16, 0, 0, ReduceKind::aiter},
       {KernelClassId::grid_nonpersistent, "grid-nonpersistent",
-       "AITER non-persistent grid kernel (Gluon/Triton) with Triton's stage-2 reduce", 128, 1, 16, ReduceKind::triton},
+       "AITER non-persistent grid kernel (Gluon/Triton) with Triton's stage-2 reduce", 128, 1, 16, 0, 0,
+       ReduceKind::triton},
   }};
   return table;
 }
@@ -56,6 +59,12 @@ int rows_per_cu(const KernelClass& c, int tile_rows) { return ceil_div(std::max(
 }  // namespace
 
 int kv_passes(const KernelClass& c, int tile_rows) { return ceil_div(rows_per_cu(c, tile_rows), c.pass_rows); }
+
+int64_t page_copies(const KernelClass& c, int64_t tokens, int page_size) {
+  if (c.page_copy_tokens <= 0 || page_size < c.page_copy_tokens || tokens <= 0) return 0;
+  const int64_t per_copy = std::min(page_size, c.copy_tile_tokens);
+  return (tokens + per_copy - 1) / per_copy;
+}
 
 int math_rows_per_cu(const KernelClass& c, int tile_rows) {
   const int rows = rows_per_cu(c, tile_rows);

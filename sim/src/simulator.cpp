@@ -86,7 +86,9 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
       job = FluidJob{p.grid_block_us, 0.0, 0.0};
       continue;
     }
-    job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0);
+    // A producer that issues one copy per page pays for each copy on every pass; the streaming does not hide it.
+    job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0) +
+                   double(passes) * double(page_copies(cls, tokens, batch.page_size)) * cp.page_copy_us;
     job.bytes = read * gather + out;  // the time of the bytes; the metrics count the bytes themselves
     job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us * (grid ? cp.grid_stream_factor : 1.0) : 0.0;
     m.kv_bytes += kv;

@@ -79,9 +79,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "stream_write_tbps"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
-  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 6 * kernel_classes().size());
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 7 * kernel_classes().size());
   EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
-  EXPECT_EQ(all.back(), "grid-nonpersistent.grid_stream_factor");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.page_copy_us");
 }
 
 TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {

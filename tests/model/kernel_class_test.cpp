@@ -45,5 +45,21 @@ TEST(KernelClass, PaddingNeverLosesRows) {
     }
 }
 
+TEST(KernelClass, OnlyTheFp8WgmmaCopiesPageByPage) {
+  // Its producer issues one copy (five tensor boxes) per page of 16 to 64 tokens, per 64-token tile of a longer
+  // page; pages under 16 tokens go by 16-byte copies, whose cost is in the class's rate.
+  const KernelClass& fp8 = cls(KernelClassId::wgmma_fp8);
+  EXPECT_EQ(page_copies(fp8, 4096, 16), 256);
+  EXPECT_EQ(page_copies(fp8, 4096, 64), 64);
+  EXPECT_EQ(page_copies(fp8, 4096, 256), 64);
+  EXPECT_EQ(page_copies(fp8, 100, 16), 7);  // the last page's copy too
+  EXPECT_EQ(page_copies(fp8, 4096, 1), 0);
+  EXPECT_EQ(page_copies(fp8, 0, 16), 0);
+  for (const KernelClass& c : kernel_classes()) {
+    if (c.id == KernelClassId::wgmma_fp8) continue;
+    EXPECT_EQ(page_copies(c, 4096, 16), 0) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace mlasim

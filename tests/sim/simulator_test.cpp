@@ -96,6 +96,30 @@ TEST(Simulator, PartialOverlapOfStreamingAndMathJoinsTheTwoTimes) {
   EXPECT_NEAR(stage1(64), stage1(0), 0.02 * stage1(0));  // a large n approaches the perfect overlap
 }
 
+TEST(Simulator, APageByPageProducerPaysForEveryPageCopy) {
+  // One fp8 wgmma work of 4096 tokens: 16 heads make one pass, 64 heads four (16-row passes re-reading the KV).
+  // On pages of 16 tokens the producer issues 256 copies per pass, on pages of 64 tokens 64; each adds
+  // page_copy_us. A class that copies 16-byte chunks whatever the page (the bf16 wgmma) pays nothing.
+  const Gpu& h100 = load_gpu("h100");
+  CostParams p = default_cost_params(h100);
+  const auto stage1 = [&](KernelClassId id, int page, int heads) {
+    DecodeBatch b = uniform(1, 4096, heads);
+    b.page_size = page;
+    b.kv_dtype = id == KernelClassId::wgmma_fp8 ? DType::fp8 : DType::bf16;
+    return simulate_metrics(one_work_per_cluster(1, 4096 / page, heads), b, h100, p, id).stage1_us;
+  };
+  const double base16 = stage1(KernelClassId::wgmma_fp8, 16, 16), base64 = stage1(KernelClassId::wgmma_fp8, 64, 16);
+  const double base16x4 = stage1(KernelClassId::wgmma_fp8, 16, 64);
+  const double bf16 = stage1(KernelClassId::wgmma_bf16, 16, 16);
+  EXPECT_NEAR(base16, base64, 1e-9 * base16);  // no cost set: the page does not matter
+  for (auto id : {KernelClassId::wgmma_fp8, KernelClassId::wgmma_bf16})
+    p.classes[static_cast<size_t>(id)].page_copy_us = 0.1;
+  EXPECT_NEAR(stage1(KernelClassId::wgmma_fp8, 16, 16), base16 + 256 * 0.1, 1e-9 * base16);
+  EXPECT_NEAR(stage1(KernelClassId::wgmma_fp8, 64, 16), base64 + 64 * 0.1, 1e-9 * base16);
+  EXPECT_NEAR(stage1(KernelClassId::wgmma_fp8, 16, 64), base16x4 + 4 * 256 * 0.1, 1e-9 * base16x4);
+  EXPECT_NEAR(stage1(KernelClassId::wgmma_bf16, 16, 16), bf16, 1e-9 * bf16);
+}
+
 TEST(Simulator, PartialOverlapCostsLittleWhereOneTimeDominates) {
   // 16 fp8 heads: the bytes take about four times the math, so n = 4 adds well under 1 % to stage 1, but it adds.
   CostParams p = datasheet_params();

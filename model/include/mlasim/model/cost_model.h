@@ -14,7 +14,7 @@ namespace mlasim {
 
 // What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the global parameter of the
 // same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor); t_pass_us falls back to 0,
-// reread_fraction to 1.
+// reread_fraction to 1, page_copy_us to 0.
 // Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
   double t_fix_us = kUnset;            // fixed part of one work (prologue, Q staging, epilogue)
@@ -23,6 +23,8 @@ struct KernelClassParams {
   double matrix_efficiency = kUnset;   // fraction of the dense matrix peak the kernel's math reaches
   double reread_fraction = kUnset;     // share of a work's KV bytes read again from memory on each extra pass
   double grid_stream_factor = kUnset;  // how much slower its grid (split-KV) kernel streams and computes
+  double page_copy_us = kUnset;        // time one page copy adds to a work, not hidden by its streaming (classes
+                                       // that copy page by page: kernel_class.h page_copies)
   static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 };
 

@@ -4,6 +4,7 @@
 // What a class costs on a given GPU (fixed cost, bandwidth, compute rate, ...) is not here: those are parameters
 // of the GPU profile (KernelClassParams in cost_model.h), fitted or assumed per class, each with provenance.
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,10 @@ struct KernelClass {
   int pass_rows;            // packed rows one pass over the KV covers on one CU; wider tiles take several passes
   int cus_per_cluster;      // CUs (SMs) one cluster occupies
   int min_pass_rows;        // rows the math of a one-pass tile is padded to (the MMA's row granularity)
+  int page_copy_tokens;     // pages of at least this many tokens are copied one page at a time (at most
+                            // copy_tile_tokens at once), each copy issued by one producer thread (the fp8 wgmma's
+                            // tensor boxes); 0: the copies do not follow the pages
+  int copy_tile_tokens;     // tokens of one KV tile (the most one page copy moves)
   ReduceKind reduce;
 };
 
@@ -52,5 +57,8 @@ int kv_passes(const KernelClass& c, int tile_rows);
 // Packed rows a work's math runs on, per CU, padding included: a lone pass rounds its rows up to
 // `min_pass_rows`, and every pass of a wider tile runs all `pass_rows` rows (the last one's unused rows too).
 int math_rows_per_cu(const KernelClass& c, int tile_rows);
+// Page copies a producer issues to stream `tokens` KV tokens once on pages of `page_size` tokens: one per page, or
+// per tile of a longer page; 0 when the class's copies do not follow the pages or the pages are too short.
+int64_t page_copies(const KernelClass& c, int64_t tokens, int page_size);
 
 }  // namespace mlasim
