@@ -49,9 +49,9 @@ const std::map<std::string, Bounds>& class_bound_table() {
   return table;
 }
 
-std::string join(const std::vector<std::string>& v) {
+std::string join(const std::vector<std::string>& v, const char* separator = ", ") {
   std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  for (const auto& x : v) s += (s.empty() ? "" : separator) + x;
   return s;
 }
 
@@ -80,15 +80,17 @@ const std::vector<std::string>& fittable_cost_param_keys() {
 FreeParameter free_parameter(const std::string& key, const Gpu& gpu) {
   const auto& keys = fittable_cost_param_keys();
   if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-    std::vector<std::string> globals;
-    for (const std::string& k : keys)
-      if (k.find('.') == std::string::npos) globals.push_back(k);
-    throw InputError(
-        "free", "'" + key + "' is not a fittable parameter; fittable: " + join(globals) +
-                    ", and <class>.{t_fix_us,t_pass_us,beta_gbps,matrix_efficiency,reread_fraction,grid_stream_factor,"
-                    "page_copy_us} for "
-                    "the classes " +
-                    kernel_class_names());
+    // The class fields come from the keys themselves, so a new field is listed without editing this message.
+    std::vector<std::string> globals, fields;
+    for (const std::string& k : keys) {
+      const size_t dot = k.find('.');
+      if (dot == std::string::npos)
+        globals.push_back(k);
+      else if (const std::string f = k.substr(dot + 1); std::find(fields.begin(), fields.end(), f) == fields.end())
+        fields.push_back(f);
+    }
+    throw InputError("free", "'" + key + "' is not a fittable parameter; fittable: " + join(globals) +
+                                 ", and <class>.{" + join(fields, ",") + "} for the classes " + kernel_class_names());
   }
   const size_t dot = key.find('.');
   const Bounds b = dot == std::string::npos ? bound_table().at(key) : class_bound_table().at(key.substr(dot + 1));

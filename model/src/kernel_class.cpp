@@ -51,7 +51,10 @@ std::string kernel_class_names() {
 
 namespace {
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
+template <class T>
+T ceil_div(T a, T b) {
+  return (a + b - 1) / b;
+}
 
 // Each CU of a cluster takes its share of a tile's packed rows.
 int rows_per_cu(const KernelClass& c, int tile_rows) { return ceil_div(std::max(tile_rows, 1), c.cus_per_cluster); }
@@ -62,8 +65,7 @@ int kv_passes(const KernelClass& c, int tile_rows) { return ceil_div(rows_per_cu
 
 int64_t page_copies(const KernelClass& c, int64_t tokens, int page_size) {
   if (c.page_copy_tokens <= 0 || page_size < c.page_copy_tokens || tokens <= 0) return 0;
-  const int64_t per_copy = std::min(page_size, c.copy_tile_tokens);
-  return (tokens + per_copy - 1) / per_copy;
+  return ceil_div<int64_t>(tokens, std::min(page_size, c.copy_tile_tokens));
 }
 
 int math_rows_per_cu(const KernelClass& c, int tile_rows) {
