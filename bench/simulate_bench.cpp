@@ -94,6 +94,32 @@ void BM_SimulateMetrics(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateMetrics)->Arg(1)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
+// 64 heads on the H100 (DeepSeek at TP2): aiter-v1 folds them into four head groups per request, and the simulator
+// plays stage 1 twice to find which groups' reads hit the L2 (docs/model.md §2); the second argument 0 takes the
+// side-by-side share instead (fold_l2_window 0, one play). The plans' mixed lengths as above.
+void BM_PlanAndSimulateFolded(benchmark::State& state) {
+  static const Gpu h100 = load_gpu("h100");
+  DecodeBatch batch = mixed_batch(static_cast<int>(state.range(0)));
+  batch.q_heads = 64;
+  batch.q_dtype = batch.kv_dtype = DType::bf16;
+  batch.page_size = 64;
+  const auto policy = make_policy("aiter-v1");
+  CostParams params = cost_params_for(h100);
+  if (state.range(1) == 0) params.fold_l2_window = 0;
+  Plan plan;
+  Metrics m;
+  for (auto _ : state) {
+    plan = policy->plan(PlanRequest{batch, h100, 0});
+    m = simulate_metrics(plan, batch, h100, params);
+    benchmark::DoNotOptimize(m);
+  }
+  report(state, plan, m);
+}
+BENCHMARK(BM_PlanAndSimulateFolded)
+    ->ArgsProduct({{1, 64, 256}, {0, 1}})
+    ->ArgNames({"batch", "timeline"})
+    ->Unit(benchmark::kMicrosecond);
+
 // ATOM's capped budget vs all clusters at batch 4 x 100000 (the README scenario), plan + simulate.
 void BM_AtomScenario(benchmark::State& state) {
   const DecodeBatch batch = DecodeBatch::uniform(4, 100000);

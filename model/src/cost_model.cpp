@@ -44,6 +44,7 @@ const ParamSlot kSlots[] = {
     {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)", true},
     {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0", true},
     {"fold_reread_fraction", &CostParams::fold_reread_fraction, nullptr, 0, 1, false, "in [0, 1]", true},
+    {"fold_l2_window", &CostParams::fold_l2_window, nullptr, 0, 16, false, "in [0, 16] L2 sizes (0: off)", true},
     {"persistent_cluster_us", &CostParams::persistent_cluster_us, nullptr, 0, kInf, false, ">= 0", true},
     {"gather_extra_read", &CostParams::gather_extra_read, nullptr, 0, 4, false, "in [0, 4]", true},
     {"compute_overlap_n", &CostParams::compute_overlap_n, nullptr, 0, 64, false, "0 (perfect overlap) or in [1, 64]",

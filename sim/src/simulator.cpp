@@ -8,6 +8,7 @@
 #include "mlasim/sim/reduce_graph.h"
 #include "mlasim/sim/split_policy.h"
 #include "reduce_stage.h"
+#include "sibling_reads.h"
 
 namespace mlasim::sim {
 namespace {
@@ -32,6 +33,8 @@ struct Scratch {
   std::vector<double> work_us, tile_us;
   std::vector<int> previous_work, work_tile, slot_last, work_row;
   std::vector<char> cu_used;
+  std::vector<double> sibling_share;  // per work: share of its KV a sibling head group read just before
+  std::vector<int> sibling_order, sibling_runs;
 };
 
 Scratch& scratch() {
@@ -43,9 +46,12 @@ int heads_per_row(const Plan& plan, const DecodeBatch& batch) {
   return plan.derived.num_heads_eff > 0 ? plan.derived.num_heads_eff : batch.q_heads;
 }
 
-// The stage-1 cost of every work on kernel class `cls` (docs/model.md §2).
+// The stage-1 cost of every work on kernel class `cls` (docs/model.md §2). `sibling_share` (per work, see
+// sibling_reads.h) tells how much of each folded work's KV a sibling head group read just before; empty: the share
+// (R - 1) / R of every work, as if a request's R groups ran side by side.
 void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& p,
-                       const KernelClass& cls, const KernelClassParams& cp, Scratch& s, Metrics& m) {
+                       const KernelClass& cls, const KernelClassParams& cp, std::span<const double> sibling_share,
+                       Scratch& s, Metrics& m) {
   const int B = batch.size();
   s.request_end_page.resize(static_cast<size_t>(B));
   int64_t pages = 0;
@@ -59,9 +65,10 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   const double flops_per_us = gpu.matrix_tflops(math) * 1e6 * cp.matrix_efficiency / gpu.num_cu * cls.cus_per_cluster;
   constexpr double kFlopsPerRowToken = 2.0 * (DecodeBatch::kQkHeadDim + DecodeBatch::kVHeadDim);
 
-  // Folded head groups of a request read the same KV; the repeated reads that hit the L2 are spread evenly.
+  // Folded head groups of a request read the same KV; what a sibling read shortly before hits the L2 but for
+  // fold_reread_fraction of it.
   const int fold = std::max(plan.derived.qk_batch_ratio, 1);
-  const double fold_share = (1.0 + (fold - 1) * p.fold_reread_fraction) / fold;
+  const double side_by_side = double(fold - 1) / fold;
   // Rows gathered one by one (page size 1) cost more than pages read in runs.
   const double gather = batch.page_size == 1 ? 1.0 + p.gather_extra_read : 1.0;
   s.jobs.resize(plan.works.size());
@@ -76,7 +83,9 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     const double rows = double(tile_rows);
     const int passes = kv_passes(cls, tile_rows);
     const double kv = double(tokens) * DecodeBatch::kQkHeadDim * kv_elem;
-    const double read = kv * fold_share * (1.0 + (passes - 1) * cp.reread_fraction);
+    const double shared = fold > 1 ? (sibling_share.empty() ? side_by_side : sibling_share[i]) : 0.0;
+    const double read =
+        kv * (1.0 - shared * (1.0 - p.fold_reread_fraction)) * (1.0 + (passes - 1) * cp.reread_fraction);
     const double out = w.is_partial() ? rows * (4.0 * DecodeBatch::kVHeadDim + 4) : rows * 2.0 * DecodeBatch::kVHeadDim;
     // The MMAs run on padded rows: a 16-row tile on a 64-row wgmma, the unused half of a 32-row pass.
     const double math_rows = double(math_rows_per_cu(cls, tile_rows)) * cls.cus_per_cluster;
@@ -184,8 +193,11 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     throw InputError("plan.work_indptr", "must rise from 0 to the work count over num_clusters + 1 entries");
   Metrics m;
 
-  // Stage 1.
-  build_stage1_jobs(plan, batch, gpu, p, cls, cp, s, m);
+  // Stage 1. A folded plan whose L2 hits follow its timeline is played first with every group reading all of its KV.
+  const bool sibling_timeline = plan.derived.qk_batch_ratio > 1 && p.fold_l2_window > 0 && gpu.l2_mib > 0;
+  if (sibling_timeline) s.sibling_share.assign(plan.works.size(), 0.0);
+  build_stage1_jobs(plan, batch, gpu, p, cls, cp,
+                    sibling_timeline ? std::span<const double>(s.sibling_share) : std::span<const double>(), s, m);
   // A grid's workgroups go to the CUs the plan may use (its work lists are one per workgroup, not CUs). A class
   // whose cluster takes several CUs fits fewer clusters at once: the rest wait for a free place, in order.
   const int cluster_places = std::max(gpu.num_cu / cls.cus_per_cluster, 1);
@@ -205,8 +217,20 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
   s.times.assign(static_cast<size_t>(W), {});
   const double beta = cp.beta_gbps * 1e3 / (grid ? cp.grid_stream_factor : 1.0);
-  const double stage1 = detail::run_fluid({slots, beta, bytes_per_us_hbm, p.bw_knee, p.compute_overlap_n}, s.jobs,
-                                          tasks, {}, 0.0, s.times, s.fluid);
+  const detail::FluidMachine machine{slots, beta, bytes_per_us_hbm, p.bw_knee, p.compute_overlap_n};
+  double stage1 = detail::run_fluid(machine, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
+  // A folded plan's L2 hits follow where its head groups run: read them off this timeline (the window is the time
+  // the device takes to stream fold_l2_window L2 sizes), then play stage 1 again with the reads they save.
+  double streamed = 0;
+  if (sibling_timeline)
+    for (const FluidJob& j : s.jobs) streamed += j.bytes;
+  if (sibling_timeline && stage1 > 0 && streamed > 0) {
+    const double window_us = p.fold_l2_window * gpu.l2_mib * double(1 << 20) / (streamed / stage1);
+    detail::sibling_l2_shares(plan, s.times, window_us, s.sibling_share, s.sibling_order, s.sibling_runs);
+    build_stage1_jobs(plan, batch, gpu, p, cls, cp, s.sibling_share, s, m);
+    s.times.assign(static_cast<size_t>(W), {});
+    stage1 = detail::run_fluid(machine, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
+  }
 
   // Timeline row of each work: persistent plans have one row per cluster (a cluster waiting for a free place
   // keeps its own row); a grid's lane s = (round j, place c) is row c * per_cu + j, so the first `cus`

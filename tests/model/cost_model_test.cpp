@@ -67,6 +67,7 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "reduce_beta_gbps",
                                                                 "reduce_item_us",
                                                                 "fold_reread_fraction",
+                                                                "fold_l2_window",
                                                                 "persistent_cluster_us",
                                                                 "gather_extra_read",
                                                                 "compute_overlap_n",

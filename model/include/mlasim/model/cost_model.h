@@ -50,9 +50,14 @@ struct CostParams {
   double stage_gap_us = 0;      // time between stage 1's end and the reduce (or the end) inside kernel_us
   double reduce_beta_gbps = 0;  // bandwidth one reduce workgroup streams at alone (0: beta_cu_gbps)
   double reduce_item_us = 0;    // fixed cost of each (tile, row group, head) item a reduce workgroup merges
-  // Head folding (R virtual batches per request) makes every head group read the request's KV; this share of
-  // the R - 1 repeated reads comes from memory, the rest hits the L2 (the groups of a request run side by side).
+  // Head folding (R virtual batches per request) makes every head group read the request's KV. A work whose
+  // tokens a sibling group read shortly before it (share s of its read) finds them in the L2 but for this share,
+  // and reads s * fold_reread_fraction + (1 - s) of its KV from memory.
   double fold_reread_fraction = 1;
+  // How recent that sibling read must be, as the bytes the device streams meanwhile in units of the GPU's L2
+  // (sim/src/sibling_reads.h; a read that much later hits half the time). 0: the simulator does not look at its
+  // timeline and takes s = (R - 1) / R for every work, as if the groups of a request ran side by side.
+  double fold_l2_window = 0;
   double persistent_cluster_us = 0;  // prologue of a persistent cluster before its first work (its work list)
   // KV gathered row by row (page size 1: sparse top-k rows, or a one-token page table) against pages read in
   // runs: each gathered byte costs 1 + this many streamed ones (0: gathers stream like pages).
