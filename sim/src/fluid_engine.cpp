@@ -32,6 +32,7 @@ class Engine {
     s_.lane_job.assign(lanes, 0);
     s_.lane_job_end.assign(lanes, 0);
     s_.lane_width.assign(lanes, 0);
+    s_.lane_load.assign(lanes, 0.0);
     s_.lane_phase.assign(lanes, kStart);
     s_.free_lanes.clear();
     free_units_ = m_.slots;
@@ -43,7 +44,7 @@ class Engine {
 
     double end = start_us;
     while (!s_.timed.empty() || !s_.streams.empty()) {
-      const double rate = m_.rate(streaming_);
+      const double rate = streaming_ > 0 ? m_.rate(memory_load_) : 0.0;
       const double t_stream = s_.streams.empty() ? std::numeric_limits<double>::infinity()
                                                  : now_ + std::max(0.0, s_.streams.top_key() - virtual_bytes_) / rate;
       const double t_timed = s_.timed.empty() ? std::numeric_limits<double>::infinity() : s_.timed.top_key();
@@ -53,7 +54,11 @@ class Engine {
         e = s_.streams.pop();
         virtual_bytes_ = std::max(virtual_bytes_, e.key);
         now_ = t_stream;
-        for (int lane = e.head; lane >= 0; lane = s_.next_lane[lane]) streaming_ -= s_.lane_width[lane];
+        for (int lane = e.head; lane >= 0; lane = s_.next_lane[lane]) {
+          streaming_ -= s_.lane_width[lane];
+          memory_load_ -= s_.lane_load[lane];
+        }
+        if (streaming_ == 0) memory_load_ = 0;  // no rounding left over
       } else {
         e = s_.timed.pop();
         virtual_bytes_ += rate * (t_timed - now_);
@@ -139,6 +144,8 @@ class Engine {
             s_.lane_phase[lane] = kStreamDone;
             s_.streams.push(virtual_bytes_ + job.bytes, lane, s_.next_lane);
             streaming_ += s_.lane_width[lane];
+            s_.lane_load[lane] = s_.lane_width[lane] * job.memory_share;
+            memory_load_ += s_.lane_load[lane];
             return;
           }
           [[fallthrough]];
@@ -165,6 +172,7 @@ class Engine {
   double now_ = 0;
   double virtual_bytes_ = 0;  // bytes one workgroup streaming since the start would have moved by now
   int streaming_ = 0;         // workgroups streaming
+  double memory_load_ = 0;    // the same, each counted by its job's memory_share
   int free_units_ = 0;        // free slots
   int next_task_ = 0;
   int next_unused_lane_ = 0;

@@ -16,6 +16,9 @@ struct FluidJob {
   double fixed_us = 0;       // latency-bound part (prologue, Q load, epilogue, block launch)
   double bytes = 0;          // bytes each workgroup of the task streams through the memory system
   double min_stream_us = 0;  // compute floor of the streaming part (flops / matrix rate)
+  // Share of the bytes that come from memory and so load the shared bandwidth; the rest is served by the L2 and
+  // costs only the workgroup's own stream.
+  double memory_share = 1;
 };
 
 struct FluidJobTimes {
@@ -32,16 +35,17 @@ struct FluidMachine {
   double knee = 0;       // sharpness n of the saturation curve; 0: the sharp limit min(beta, bandwidth / k)
   double overlap = 0;    // n of a job's streaming part (m^n + c^n)^(1/n) (m: its bytes' time, c: its floor); 0: max
 
-  // Bytes per us each of `k` streaming workgroups moves: beta / (1 + (k beta / bandwidth)^n)^(1/n), the curve
-  // the streaming-read sweep measures (docs/model.md §3).
-  double rate(int k) const;
+  // Bytes per us each streaming workgroup moves while the streaming workgroups load the memory as `k` would that
+  // read everything from it: beta / (1 + (k beta / bandwidth)^n)^(1/n), the curve the streaming-read sweep
+  // measures (docs/model.md §3); k counts each workgroup by its job's memory_share.
+  double rate(double k) const;
   // When a streaming part that started at `begin`, moved its bytes by `streamed` and has a compute floor
   // `floor_us` ends.
   double stream_end(double begin, double streamed, double floor_us) const;
 };
 
-inline double FluidMachine::rate(int k) const {
-  if (k <= 0) return 0.0;
+inline double FluidMachine::rate(double k) const {
+  if (k <= 0) return beta;
   if (knee <= 0) return std::min(beta, bandwidth / k);
   return beta / std::pow(1.0 + std::pow(k * beta / bandwidth, knee), 1.0 / knee);
 }
@@ -148,6 +152,7 @@ struct FluidScratch {
   std::vector<int> lane_job;      // current job of each lane
   std::vector<int> lane_job_end;  // end of the current task's jobs
   std::vector<int> lane_width;    // workgroups of the task on each lane
+  std::vector<double> lane_load;  // memory load of each streaming lane: its workgroups times its job's memory_share
   std::vector<int> free_lanes;
   std::vector<unsigned char> lane_phase;
 };

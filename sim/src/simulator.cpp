@@ -66,7 +66,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   constexpr double kFlopsPerRowToken = 2.0 * (DecodeBatch::kQkHeadDim + DecodeBatch::kVHeadDim);
 
   // Folded head groups of a request read the same KV; what a sibling read shortly before hits the L2 but for
-  // fold_reread_fraction of it.
+  // fold_reread_fraction of it, and loads the device's bandwidth no more.
   const int fold = std::max(plan.derived.qk_batch_ratio, 1);
   const double side_by_side = double(fold - 1) / fold;
   // Rows gathered one by one (page size 1) cost more than pages read in runs.
@@ -83,9 +83,10 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     const double rows = double(tile_rows);
     const int passes = kv_passes(cls, tile_rows);
     const double kv = double(tokens) * DecodeBatch::kQkHeadDim * kv_elem;
+    // The work streams all of its passes' KV; what a sibling group read just before comes from the L2.
+    const double streamed = kv * (1.0 + (passes - 1) * cp.reread_fraction);
     const double shared = fold > 1 ? (sibling_share.empty() ? side_by_side : sibling_share[i]) : 0.0;
-    const double read =
-        kv * (1.0 - shared * (1.0 - p.fold_reread_fraction)) * (1.0 + (passes - 1) * cp.reread_fraction);
+    const double read = streamed * (1.0 - shared * (1.0 - p.fold_reread_fraction));
     const double out = w.is_partial() ? rows * (4.0 * DecodeBatch::kVHeadDim + 4) : rows * 2.0 * DecodeBatch::kVHeadDim;
     // The MMAs run on padded rows: a 16-row tile on a 64-row wgmma, the unused half of a 32-row pass.
     const double math_rows = double(math_rows_per_cu(cls, tile_rows)) * cls.cus_per_cluster;
@@ -98,7 +99,10 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     // A producer that issues one copy per page pays for each copy on every pass; the streaming does not hide it.
     job.fixed_us = cp.t_fix_us + passes * cp.t_pass_us + (grid ? p.grid_block_us : 0.0) +
                    double(passes) * double(page_copies(cls, tokens, batch.page_size)) * cp.page_copy_us;
-    job.bytes = read * gather + out;  // the time of the bytes; the metrics count the bytes themselves
+    // The time of the bytes: L2 hits cost the work its own stream but not the device's bandwidth. The metrics
+    // count the bytes themselves, and the reads from memory only.
+    job.bytes = streamed * gather + out;
+    job.memory_share = job.bytes > 0 ? (read * gather + out) / job.bytes : 1.0;
     job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us * (grid ? cp.grid_stream_factor : 1.0) : 0.0;
     m.kv_bytes += kv;
     m.read_bytes += read;
