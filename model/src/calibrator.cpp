@@ -31,7 +31,7 @@ const std::map<std::string, Bounds>& bound_table() {
       {"reduce_beta_gbps", {1.0, 5000.0}},
       {"reduce_item_us", {0.0, 50.0}},
       {"fold_reread_fraction", {0.0, 1.0}},
-      {"fold_l2_window", {0.0, 16.0}},
+      {"fold_l2_window", {0.05, 16.0}},  // 0 switches the timeline form off: a fit must not land there
       {"persistent_cluster_us", {0.0, 50.0}},
       {"gather_extra_read", {0.0, 4.0}},
       {"compute_overlap_n", {1.0, 64.0}},

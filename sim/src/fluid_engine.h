@@ -37,7 +37,8 @@ struct FluidMachine {
 
   // Bytes per us each streaming workgroup moves while the streaming workgroups load the memory as `k` would that
   // read everything from it: beta / (1 + (k beta / bandwidth)^n)^(1/n), the curve the streaming-read sweep
-  // measures (docs/model.md §3); k counts each workgroup by its job's memory_share.
+  // measures (docs/model.md §3); k counts each workgroup by its job's memory_share (k <= 0, every streaming
+  // workgroup served by the L2: beta).
   double rate(double k) const;
   // When a streaming part that started at `begin`, moved its bytes by `streamed` and has a compute floor
   // `floor_us` ends.

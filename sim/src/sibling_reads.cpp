@@ -1,7 +1,6 @@
 #include "sibling_reads.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace mlasim::sim::detail {
@@ -19,78 +18,80 @@ double hit(double lag, double window_us) {
   return 1.0 / (1.0 + r2 * r2);
 }
 
-// At most this many groups read one token (a plan folds at most 128 heads into groups of 16 or more).
-constexpr int kMaxReaders = 16;
+// Reads closer than this are one moment.
+double tie(double t) { return 1e-6 * std::max(1.0, std::abs(t)); }
+
+// The share of one read, at `reads[mine]` among the token's `reads` in time order, that comes from memory.
+double missed_share(const std::vector<double>& reads, size_t mine, double window_us) {
+  for (size_t m = 0; m < reads.size();) {
+    size_t e = m + 1;
+    while (e < reads.size() && reads[e] - reads[m] <= tie(reads[m])) ++e;
+    if (mine < e) {
+      const double first = m == 0 ? 1.0 : 1.0 - hit(reads[m] - reads[m - 1], window_us);
+      return first / double(e - m);
+    }
+    m = e;
+  }
+  return 1.0;
+}
 
 }  // namespace
 
-void sibling_l2_shares(const Plan& plan, std::span<const FluidJobTimes> times, double window_us,
-                       std::vector<double>& share, std::vector<int>& order, std::vector<int>& group_runs) {
+void sibling_l2_shares(const Plan& plan, int requests, std::span<const FluidJobTimes> times, double window_us,
+                       SiblingScratch& s, std::vector<double>& share) {
   const int W = plan.num_works();
   const int R = plan.derived.qk_batch_ratio;
   share.assign(static_cast<size_t>(W), 0.0);
-  if (R <= 1 || R > kMaxReaders || window_us <= 0 || W == 0) return;
+  if (R <= 1 || window_us <= 0 || W == 0 || requests <= 0) return;
 
-  // Works ordered by (request, head group, first page): each group's works then lie in a run, their ranges in order.
-  const auto request = [&](const WorkInfo& w) { return std::max(plan.request_of(w), 0); };
-  order.resize(static_cast<size_t>(W));
-  for (int i = 0; i < W; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
+  // The works that read KV of a request of the batch, ordered by (request, head group, first page): each group's
+  // works then lie in one run, their ranges in order.
+  const auto reads_kv = [&](const WorkInfo& w) {
+    return w.batch_idx >= 0 && plan.request_of(w) < requests && w.kv_end > w.kv_start;
+  };
+  const auto run_of = [&](const WorkInfo& w) { return plan.request_of(w) * R + plan.head_group_of(w); };
+  s.order.clear();
+  for (int i = 0; i < W; ++i)
+    if (reads_kv(plan.works[i])) s.order.push_back(i);
+  std::sort(s.order.begin(), s.order.end(), [&](int a, int b) {
     const WorkInfo &x = plan.works[a], &y = plan.works[b];
-    const int rx = request(x), ry = request(y);
+    const int rx = run_of(x), ry = run_of(y);
     if (rx != ry) return rx < ry;
-    const int gx = plan.head_group_of(x), gy = plan.head_group_of(y);
-    if (gx != gy) return gx < gy;
     return x.kv_start != y.kv_start ? x.kv_start < y.kv_start : a < b;
   });
-  // run_begin[r * R + g] .. run_begin[r * R + g + 1]: the works of request r's group g in `order`.
-  const int requests = request(plan.works[order[W - 1]]) + 1;
-  std::vector<int>& run_begin = group_runs;
-  run_begin.assign(static_cast<size_t>(requests) * R + 1, 0);
-  for (int i = 0; i < W; ++i) ++run_begin[request(plan.works[i]) * R + plan.head_group_of(plan.works[i]) + 1];
-  for (size_t k = 1; k < run_begin.size(); ++k) run_begin[k] += run_begin[k - 1];
+  s.runs.assign(static_cast<size_t>(requests) * R + 1, 0);
+  for (int i : s.order) ++s.runs[run_of(plan.works[i]) + 1];
+  for (size_t k = 1; k < s.runs.size(); ++k) s.runs[k] += s.runs[k - 1];
 
-  // The work of run [b, e) whose pages hold position x, or -1.
-  const auto covering = [&](int b, int e, double x) {
-    const auto it = std::upper_bound(order.begin() + b, order.begin() + e, x,
-                                     [&](double v, int j) { return v < plan.works[j].kv_start; });
-    if (it == order.begin() + b) return -1;
+  // The work of run `run` whose pages hold position x, or -1.
+  const auto covering = [&](int run, double x) {
+    const auto first = s.order.begin() + s.runs[run], last = s.order.begin() + s.runs[run + 1];
+    const auto it = std::upper_bound(first, last, x, [&](double v, int j) { return v < plan.works[j].kv_start; });
+    if (it == first) return -1;
     const int j = *(it - 1);
     return x < plan.works[j].kv_end ? j : -1;
   };
 
-  // The reads of one sampled token by the request's groups, in time order: the first misses, each later one
-  // misses 1 - hit(gap to the one before); reads at the same moment split their misses evenly.
-  std::array<double, kMaxReaders> at{};
-  for (int i = 0; i < W; ++i) {
+  for (int i : s.order) {
     const WorkInfo& w = plan.works[i];
     const FluidJobTimes& tw = times[i];
-    if (w.kv_end <= w.kv_start || tw.lane < 0) continue;
-    const int r = request(w), group = plan.head_group_of(w);
+    if (tw.lane < 0) continue;
+    const int first_run = plan.request_of(w) * R, group = plan.head_group_of(w);
     double missed = 0;
     for (int k = 0; k < kSiblingSamples; ++k) {
       const double x = w.kv_start + (k + 0.5) / kSiblingSamples * double(w.kv_end - w.kv_start);
       const double mine = read_time(w, tw, x);
-      int n = 0;
-      at[n++] = mine;
+      s.reads.clear();
       for (int g = 0; g < R; ++g) {
         if (g == group) continue;
-        const int j = covering(run_begin[r * R + g], run_begin[r * R + g + 1], x);
-        if (j >= 0 && times[j].lane >= 0) at[n++] = read_time(plan.works[j], times[j], x);
+        const int j = covering(first_run + g, x);
+        if (j >= 0 && times[j].lane >= 0) s.reads.push_back(read_time(plan.works[j], times[j], x));
       }
-      std::sort(at.begin(), at.begin() + n);
-      // Walk the moments in order; the one holding `mine` gives this work its even part of the moment's misses.
-      for (int m = 0; m < n;) {
-        const double tie = 1e-6 * std::max(1.0, std::abs(at[m]));
-        int e = m + 1;
-        while (e < n && at[e] - at[m] <= tie) ++e;
-        const double first = m == 0 ? 1.0 : 1.0 - hit(at[m] - at[m - 1], window_us);
-        if (mine >= at[m] - tie && mine <= at[e - 1] + tie) {
-          missed += first / (e - m);
-          break;
-        }
-        m = e;
-      }
+      std::sort(s.reads.begin(), s.reads.end());
+      const auto at = std::lower_bound(s.reads.begin(), s.reads.end(), mine);
+      const size_t position = static_cast<size_t>(at - s.reads.begin());
+      s.reads.insert(at, mine);
+      missed += missed_share(s.reads, position, window_us);
     }
     share[i] = 1.0 - missed / kSiblingSamples;
   }

@@ -34,7 +34,7 @@ struct Scratch {
   std::vector<int> previous_work, work_tile, slot_last, work_row;
   std::vector<char> cu_used;
   std::vector<double> sibling_share;  // per work: share of its KV a sibling head group read just before
-  std::vector<int> sibling_order, sibling_runs;
+  detail::SiblingScratch sibling;
 };
 
 Scratch& scratch() {
@@ -230,7 +230,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
     for (const FluidJob& j : s.jobs) streamed += j.bytes;
   if (sibling_timeline && stage1 > 0 && streamed > 0) {
     const double window_us = p.fold_l2_window * gpu.l2_mib * double(1 << 20) / (streamed / stage1);
-    detail::sibling_l2_shares(plan, s.times, window_us, s.sibling_share, s.sibling_order, s.sibling_runs);
+    detail::sibling_l2_shares(plan, batch.size(), s.times, window_us, s.sibling, s.sibling_share);
     build_stage1_jobs(plan, batch, gpu, p, cls, cp, s.sibling_share, s, m);
     s.times.assign(static_cast<size_t>(W), {});
     stage1 = detail::run_fluid(machine, s.jobs, tasks, {}, 0.0, s.times, s.fluid);

@@ -107,6 +107,48 @@ TEST(SiblingReads, FourGroupsSideBySidePayAQuarterEach) {
   EXPECT_NEAR(m.read_bytes, kv_bytes(tokens), 1e-9 * kv_bytes(tokens));
 }
 
+TEST(SiblingReads, PairsInTurnPayOneMissPerPair) {
+  // Four groups on two clusters: groups 0 and 1 side by side, then groups 2 and 3 side by side after them. 400000
+  // tokens are far more than the L2 holds between the two pairs: each pair reads the KV from memory once, two reads
+  // in all (the side-by-side share of every work, fold_l2_window 0, would read it once).
+  const int tokens = 400000;
+  const Plan plan = folded(4, tokens, {{0, 2}, {1, 3}});
+  const Metrics m = simulate_metrics(plan, one_request(tokens), h100(), params(1));
+  EXPECT_NEAR(m.read_bytes, 2 * kv_bytes(tokens), 0.005 * kv_bytes(tokens));
+  const Metrics one_share = simulate_metrics(plan, one_request(tokens), h100(), params(0));
+  EXPECT_NEAR(one_share.read_bytes, kv_bytes(tokens), 1e-9 * kv_bytes(tokens));
+}
+
+TEST(SiblingReads, AGroupSplitInTwoMeetsItsSiblingInEachHalf) {
+  // Group 0 in two works of half the KV on clusters 0 and 1, group 1 whole on cluster 2, all starting together. The
+  // first half is read by both groups at the same moments (one miss); the second half by group 0's second work at
+  // once and by group 1 half a request later, long after the L2 let it go (two misses): 1.5 reads of the KV.
+  const int tokens = 400000;
+  Plan p = folded(2, tokens, {{0}, {0}, {1}});
+  p.works[0].kv_end = tokens / 2;
+  p.works[1].kv_start = tokens / 2;
+  const Metrics m = simulate_metrics(p, one_request(tokens), h100(), params(1));
+  EXPECT_NEAR(m.read_bytes, 1.5 * kv_bytes(tokens), 0.005 * kv_bytes(tokens));
+}
+
+TEST(SiblingReads, ThirtyTwoGroupsSideBySidePayAThirtySecondEach) {
+  const int tokens = 100000;
+  std::vector<std::vector<int>> lists;
+  for (int v = 0; v < 32; ++v) lists.push_back({v});
+  const Metrics m = simulate_metrics(folded(32, tokens, lists), one_request(tokens), h100(), params(1));
+  EXPECT_NEAR(m.read_bytes, kv_bytes(tokens), 1e-9 * kv_bytes(tokens));
+}
+
+TEST(SiblingReads, AWorkOutsideTheBatchReadsAllOfItsKv) {
+  // A work whose virtual batch names no request of the batch (an unchecked plan) shares nothing: it reads its whole
+  // range, and its sibling reads alone.
+  const int tokens = 100000;
+  Plan p = folded(2, tokens, {{0}, {1}});
+  p.works[1].batch_idx = 1001;  // request 500 of a batch of 1
+  const Metrics m = simulate_metrics(p, one_request(tokens), h100(), params(1));
+  EXPECT_NEAR(m.read_bytes, 2 * kv_bytes(tokens), 1e-9 * kv_bytes(tokens));
+}
+
 TEST(SiblingReads, AGroupThatFollowsLongAfterItsSiblingReadsFromMemory) {
   // One cluster runs the two groups in turn. 400000 tokens are 230 MB, over four L2 sizes of traffic between a
   // token's two reads: the second read misses (1 / (1 + 4.4^4) of it hits). 10000 tokens (5.8 MB) are a ninth of
