@@ -24,8 +24,8 @@ free+=,wgmma-fp8.reread_fraction,wgmma-fp8.page_copy_us
 free+=,portable-fp8.t_fix_us,portable-fp8.t_pass_us,portable-fp8.beta_gbps,portable-fp8.matrix_efficiency
 free+=,portable-fp8.reread_fraction
 free+=,stage_gap_us,reduce_block_us,reduce_item_us,reduce_beta_gbps,grid_block_us,fold_reread_fraction,persistent_cluster_us
-# The folded head groups' L2 window starts at one L2 size: at 0 the simulator takes the side-by-side share for every
-# work, and the fit could not leave it (docs/model.md §2).
+# The folded head groups' L2 window starts at one L2 size, near where it fits: at 0 the simulator takes the
+# side-by-side share for every work, so the calibrator keeps it above 0.05, a start far from it (docs/model.md §2).
 free+=,fold_l2_window
 # One grid_stream_factor for every class: per class, the campaign's grid rows (most of the 128-head ones at qlen 3
 # and 4) pull the pair kernel's to 1.14, which the qlen-1 split-ratio runs do not bear out (docs/validation.md §0.5).

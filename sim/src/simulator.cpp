@@ -225,15 +225,16 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   double stage1 = detail::run_fluid(machine, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
   // A folded plan's L2 hits follow where its head groups run: read them off this timeline (the window is the time
   // the device takes to stream fold_l2_window L2 sizes), then play stage 1 again with the reads they save.
-  double streamed = 0;
-  if (sibling_timeline)
+  if (sibling_timeline && stage1 > 0) {
+    double streamed = 0;
     for (const FluidJob& j : s.jobs) streamed += j.bytes;
-  if (sibling_timeline && stage1 > 0 && streamed > 0) {
-    const double window_us = p.fold_l2_window * gpu.l2_mib * double(1 << 20) / (streamed / stage1);
-    detail::sibling_l2_shares(plan, batch.size(), s.times, window_us, s.sibling, s.sibling_share);
-    build_stage1_jobs(plan, batch, gpu, p, cls, cp, s.sibling_share, s, m);
-    s.times.assign(static_cast<size_t>(W), {});
-    stage1 = detail::run_fluid(machine, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
+    if (streamed > 0) {
+      const double window_us = p.fold_l2_window * gpu.l2_mib * double(1 << 20) / (streamed / stage1);
+      detail::sibling_l2_shares(plan, batch.size(), s.times, window_us, s.sibling, s.sibling_share);
+      build_stage1_jobs(plan, batch, gpu, p, cls, cp, s.sibling_share, s, m);
+      s.times.assign(static_cast<size_t>(W), {});
+      stage1 = detail::run_fluid(machine, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
+    }
   }
 
   // Timeline row of each work: persistent plans have one row per cluster (a cluster waiting for a free place
