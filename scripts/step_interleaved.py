@@ -20,7 +20,10 @@ One torch.profiler session records every cycle; each replay sits in a range name
 is then cut into one Chrome trace per variant (and mixed_a, mixed_b: the steps of a<B>/before and b<B>/policy in the
 order they ran), each with the host and device events inside its variant's ranges.
 
-  python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30]
+  python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30] [--kv-per-layer]
+
+By default every layer's attention reads one KV cache (the runs of 2026-11-26); --kv-per-layer gives each layer a
+cache of its own, as a model has, so that nothing of a layer's KV can still be in L2 when the next layer reads it.
 
 Writes OUT/traces.tar (<trace>.json.gz), OUT/events.json (each variant's step time by CUDA events: the median over
 the cycles, and every sample) and prints the medians.
@@ -74,6 +77,9 @@ def main():
     ap.add_argument("--copy-mb", type=int, default=16)
     ap.add_argument("--policy-a", default="aiter-v1")
     ap.add_argument("--policy-b", default="fixed:splits=4")
+    ap.add_argument("--kv-per-layer", action="store_true",
+                    help="each layer's attention reads a KV cache of its own (as in a model); without it every layer "
+                         "reads the same one, and part of it may still be in L2 from the layer before")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     lib = load_lib(a.lib)
@@ -88,7 +94,9 @@ def main():
     attention = {}
     for b in stacks:
         for p in [a.policy_a, a.policy_b] + (["fixed:splits=2", "fixed:splits=8"] if b == a.batch else []):
-            attention[(b, p)] = Attention(lib, workload(b), p)
+            attention[(b, p)] = ([Attention(lib, workload(b), p) for _ in range(a.layers)] if a.kv_per_layer
+                                 else Attention(lib, workload(b), p))
+    first = lambda att: att[0] if isinstance(att, list) else att
     s0 = stacks[a.batch]
     variants = {
         "before": (s0, attention[(a.batch, a.policy_a)], False, True),
@@ -129,7 +137,8 @@ def main():
     events = {"workload": workload(a.batch), "mixed_batches": mixed, "layers": a.layers, "cycles": a.cycles,
               "copy_mb": a.copy_mb, "policy_a": a.policy_a, "policy_b": a.policy_b,
               "groups": groups,
-              "predicted_attention_us": {f"{b} {p}": att.predicted_us for (b, p), att in attention.items()},
+              "kv_per_layer": a.kv_per_layer,
+              "predicted_attention_us": {f"{b} {p}": first(att).predicted_us for (b, p), att in attention.items()},
               "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "date": time.strftime("%Y-%m-%d"),
               "step_us_by_events": {n: statistics.median(v) for n, v in samples.items()},

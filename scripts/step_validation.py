@@ -186,13 +186,14 @@ class Stack:
 
     def step(self, attention, fused, copy):
         """One decode step: every layer's q prep (fused or as separate ops), RoPE + KV write, the block-table copy
-        (or none), attention and the rest of the layer."""
+        (or none), attention and the rest of the layer. `attention` is one Attention for every layer (one KV cache
+        read by all of them) or a list of one per layer (a cache per layer, as a model has)."""
         for layer in range(self.layers):
             (self.q_prep_fused if fused else self.q_prep_separate)(layer)
             self.rope_kv_write(layer)
             if copy:
                 self.block_table_static.copy_(self.block_table)
-            attention()
+            (attention[layer] if isinstance(attention, list) else attention)()
             self.rest(layer)
 
 
