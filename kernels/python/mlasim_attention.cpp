@@ -4,6 +4,7 @@
 //
 //   h = mlasim_attention_create('{"gpu": "h100", "batch": {...}, "heads": 128, ...}', "aiter-v1", err, 512)
 //   mlasim_attention_launch(h, torch.cuda.current_stream().cuda_stream, err, 512)
+//   mlasim_attention_time(h, 3, 20, 1, out, err, 512)   // the campaigns' event timing, out: stage 1, reduce, both
 //   mlasim_attention_destroy(h)
 #include <cstdio>
 #include <exception>
@@ -57,6 +58,28 @@ void* mlasim_attention_create(const char* workload_json, const char* policy, cha
 int mlasim_attention_launch(void* handle, void* stream, char* error, int error_len) {
   try {
     static_cast<Attention*>(handle)->runner->launch(stream);
+    return 0;
+  } catch (const std::exception& ex) {
+    set_error(error, error_len, ex.what());
+    return 1;
+  }
+}
+
+// Times stage 1 and the reduce as the validation campaigns do (MlaRunner::time: CUDA events around each stage on
+// the default stream, the L2 flushed before each repetition when `flush_l2`), so that a profiler running around
+// the call sees the same launches: medians into out[0] (stage 1), out[1] (reduce) and out[2] (both), in us.
+// 0 on success, else 1 with `error` filled.
+int mlasim_attention_time(void* handle, int warmup, int repetitions, int flush_l2, double* out, char* error,
+                          int error_len) {
+  try {
+    mlasim::kernels::TimingOptions o;
+    o.warmup = warmup;
+    o.repetitions = repetitions;
+    o.flush_l2 = flush_l2 != 0;
+    const mlasim::kernels::StageTimes t = static_cast<Attention*>(handle)->runner->time(o);
+    out[0] = t.stage1_us;
+    out[1] = t.reduce_us;
+    out[2] = t.total_us;
     return 0;
   } catch (const std::exception& ex) {
     set_error(error, error_len, ex.what());
