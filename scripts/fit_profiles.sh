@@ -9,8 +9,9 @@
 #      fixed costs and overlap stay the H100's (the H200 campaign alone leaves the overlap loose and trades the
 #      pair kernel's rate against its math; docs/validation.md section 0.5).
 #   4. h100: the gather term, alone, to every other line of the sparse campaign (docs/sparse.md);
-#   5. both: the L2 carry-over and stream-kernel terms, measured by their own probes and fitted by
-#      scripts/l2_carry_fit.py and scripts/stream_kernel_fit.py, copied from the profiles as committed;
+#   5. both: the L2 carry-over, stream-kernel and event-timing terms, measured by their own probes and fitted by
+#      scripts/l2_carry_fit.py, scripts/stream_kernel_fit.py and scripts/events_overhead_fit.py, copied from the
+#      profiles as committed;
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
@@ -72,7 +73,7 @@ for g in h100 h200; do
 import json, sys
 old, main, new = (json.load(open(f)) for f in sys.argv[1:4])
 for k, v in old["params"].items():
-    if k.startswith(("l2_carry_", "stream_kernel_", "stream_write_")):
+    if k.startswith(("l2_carry_", "stream_kernel_", "stream_write_", "events_")):
         new["params"][k] = v
 new["model_error"] = main["model_error"]
 open(sys.argv[3], "w").write(json.dumps(new, indent=2) + "\n")

@@ -57,6 +57,8 @@ const ParamSlot kSlots[] = {
     {"stream_kernel_tbps", &CostParams::stream_kernel_tbps, nullptr, 0, kInf, false, ">= 0 (0: not measured)", false},
     {"stream_write_tbps", &CostParams::stream_write_tbps, nullptr, 0, kInf, false, ">= 0 (0: stream_kernel_tbps)",
      false},
+    {"events_overhead_us", &CostParams::events_overhead_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"events_kernel_overhead_us", &CostParams::events_kernel_overhead_us, nullptr, 0, kInf, false, ">= 0", false},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).

@@ -77,7 +77,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_carry_reread_evict",
                                                                 "stream_kernel_us",
                                                                 "stream_kernel_tbps",
-                                                                "stream_write_tbps"}));
+                                                                "stream_write_tbps",
+                                                                "events_overhead_us",
+                                                                "events_kernel_overhead_us"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
   ASSERT_EQ(all.size(), global_cost_param_keys().size() + 7 * kernel_classes().size());

@@ -9,6 +9,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/split_policy.h"
+#include "mlasim/sim/trace_device_time.h"
 #include "mlasim/validate/name_regex.h"
 
 namespace mlasim::validate {
@@ -98,16 +99,28 @@ double median_gap(const DecodeStep& s) {
 
 struct PolicyChange {
   sim::Metrics ran, next;
+  // Each plan's kernels as a trace times them: kernel_us less what the campaigns' event timing adds
+  // (sim/trace_device_time.h), since the trace's kernels are scaled by their ratio.
+  double ran_us = 0, next_us = 0;
   sim::L2Dirty dirty_ran, dirty_next;  // what each plan leaves dirty in L2 (all zero: no carry-over measured)
   double carry_us = 0;                 // the next kernel's extra time under the new plan over the one that ran
-  double ratio() const { return next.kernel_us / ran.kernel_us; }
+  double ratio() const { return next_us / ran_us; }
 };
+
+double device_us(const sim::Evaluation& e, const sim::WorkloadContext& ctx) {
+  return sim::trace_device_us(e.prediction->metrics, ctx.params,
+                              sim::plan_kernels(*e.plan, sim::kernel_batch(*e.plan, ctx.batch)));
+}
 
 PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& next, const sim::WorkloadContext& ctx,
                            const sim::L2Carry& carry) {
-  PolicyChange c{ran.prediction->metrics, next.prediction->metrics,
+  PolicyChange c{ran.prediction->metrics,
+                 next.prediction->metrics,
+                 device_us(ran, ctx),
+                 device_us(next, ctx),
                  sim::l2_dirty(*ran.plan, ran.prediction->timeline, ctx.batch, carry),
-                 sim::l2_dirty(*next.plan, next.prediction->timeline, ctx.batch, carry), 0.0};
+                 sim::l2_dirty(*next.plan, next.prediction->timeline, ctx.batch, carry),
+                 0.0};
   c.carry_us = sim::l2_carry_us(c.dirty_next, carry) - sim::l2_carry_us(c.dirty_ran, carry);
   return c;
 }
@@ -120,7 +133,7 @@ PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& ne
 int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers) {
   const double r = c.ratio();
   const bool next_reduces = c.next.num_partials > 0;
-  const double stage1_share = c.next.kernel_us > 0 ? c.next.stage1_us / c.next.kernel_us : 1.0;
+  const double stage1_share = c.next_us > 0 ? std::min(1.0, c.next.stage1_us / c.next_us) : 1.0;
   const double launch_gap = median_gap(s);
   std::vector<StepKernel> out;
   int layers = 0;
@@ -365,17 +378,23 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                                    workloads->evaluate(e.policy, w.before[i], e.text),
                                                    workloads->of(w.before[i]), carry))
                   .first;
-          if (c->second.ran.kernel_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
+          if (c->second.ran_us <= 0) bad_edit(e.text, "the policy that ran predicts no kernel time");
         }
         layers += apply_policy(w.after[i], c->second, followers);
       }
       if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
-      did = fmt::format("{} layers per step: predicted kernel", layers / static_cast<int>(w.after.size()));
+      const CostParams& p = context.workload->params;
+      const bool events_known = p.events_overhead_us > 0 || p.events_kernel_overhead_us > 0;
+      did = fmt::format("{} layers per step: predicted kernels{}", layers / static_cast<int>(w.after.size()),
+                        events_known ? fmt::format(" (kernel_us less the event timing's {:.2f} us and {:.2f} us per "
+                                                   "kernel after the first)",
+                                                   p.events_overhead_us, p.events_kernel_overhead_us)
+                                     : std::string(" (kernel_us: no event timing overhead measured)"));
       std::string sep;
       for (const auto& [requests, c] : by_batch) {
         did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
-                           by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(),
-                           c.ran.kernel_us, running, c.next.kernel_us, e.policy, c.ratio());
+                           by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(), c.ran_us,
+                           running, c.next_us, e.policy, c.ratio());
         if (carry.known())
           did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
                              c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);

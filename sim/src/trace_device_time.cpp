@@ -1,0 +1,19 @@
+#include "mlasim/sim/trace_device_time.h"
+
+#include <algorithm>
+
+namespace mlasim::sim {
+
+int plan_kernels(const Plan& plan, const DecodeBatch& batch) {
+  bool merge = false;
+  const auto& token = batch.merge_token;
+  for (size_t r = 1; r < token.size() && !merge; ++r) merge = token[r] == token[r - 1];
+  return 1 + (plan.num_partials() > 0 ? 1 : 0) + (merge ? 1 : 0);
+}
+
+double trace_device_us(const Metrics& metrics, const CostParams& params, int kernels) {
+  const double events = params.events_overhead_us + std::max(0, kernels - 1) * params.events_kernel_overhead_us;
+  return std::max(0.0, metrics.kernel_us - events);
+}
+
+}  // namespace mlasim::sim
