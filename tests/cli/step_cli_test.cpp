@@ -27,13 +27,26 @@ nlohmann::json step_json(const std::string& args) {
 // workload the prediction names.
 TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
   int checked = 0;
-  for (const char* folder :
-       {"h100/step", "h100/step_copy8", "h100/step_copy16", "h100/step_copy32", "h100/step_interleaved/run1",
-        "h100/step_interleaved/run2", "h100/step_interleaved/lease2/run1", "h100/step_interleaved/lease2/run2",
-        "h100/step_interleaved/lease3/run1", "h100/step_interleaved/lease4/run1", "h100/step_interleaved_b12_ctx8192",
-        "h100/step_interleaved_b24_ctx2048", "h200/step_interleaved/b16_ctx4096",
-        "h200/step_interleaved/b16_ctx4096_run2", "h200/step_interleaved/b12_ctx8192",
-        "h200/step_interleaved/b24_ctx2048"}) {
+  for (const char* folder : {"h100/step",
+                             "h100/step_copy8",
+                             "h100/step_copy16",
+                             "h100/step_copy32",
+                             "h100/step_interleaved/run1",
+                             "h100/step_interleaved/run2",
+                             "h100/step_interleaved/lease2/run1",
+                             "h100/step_interleaved/lease2/run2",
+                             "h100/step_interleaved/lease3/run1",
+                             "h100/step_interleaved/lease4/run1",
+                             "h100/step_interleaved_b12_ctx8192",
+                             "h100/step_interleaved_b24_ctx2048",
+                             "h200/step_interleaved/b16_ctx4096",
+                             "h200/step_interleaved/b16_ctx4096_run2",
+                             "h200/step_interleaved/b12_ctx8192",
+                             "h200/step_interleaved/b24_ctx2048",
+                             "h100/step_kv_per_layer/b16_ctx4096",
+                             "h100/step_kv_per_layer/b16_ctx4096_shared",
+                             "h100/step_kv_per_layer/b24_ctx2048",
+                             "h100/step_kv_per_layer/b12_ctx8192"}) {
     const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/" + folder + "/";
     std::ifstream in(dir + "predictions.json");
     ASSERT_TRUE(in) << dir;
@@ -50,10 +63,10 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       ++checked;
     }
   }
-  // Four runs of two rounds of three changes; twelve interleaved runs (eight on five H100 leases, two of them at
-  // other workloads; four on an H200, two at other workloads) of four changes and a mixed-batch change predicted
-  // with and without the steps' own batches.
-  EXPECT_EQ(checked, 4 * 2 * 3 + 12 * 6);
+  // Four runs of two rounds of three changes; sixteen interleaved runs (twelve on six H100 leases, five of them at
+  // other workloads or with a KV cache per layer; four on an H200, two at other workloads) of four changes and a
+  // mixed-batch change predicted with and without the steps' own batches.
+  EXPECT_EQ(checked, 4 * 2 * 3 + 16 * 6);
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
