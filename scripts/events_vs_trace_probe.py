@@ -22,7 +22,6 @@ import time
 import torch
 
 from cuda_graphs import capture, replay_us
-from l2_carry_probe import MB, f32, follow_read_kernel, read
 from step_validation import Attention, load_lib
 
 # (batch, context, heads, kv dtype, policies): the step stack's three workloads and their plans, and a few others.
@@ -70,9 +69,7 @@ def main():
     lib.mlasim_attention_time.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                           ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
     err = ctypes.create_string_buffer(1024)
-    # The split-ratio probe's read before each replay (its kernel and grid): 64 MB, none of it left in L2.
-    flush, out = f32(64 * MB).uniform_(), torch.empty(1 << 16, dtype=torch.float32, device="cuda")
-    programs = 8 * torch.cuda.get_device_properties(0).multi_processor_count
+    flush = torch.empty(64 * 1000 * 1000 // 4, dtype=torch.float32, device="cuda")  # 64 MB, read before each replay
 
     def timed(att):
         out = (ctypes.c_double * 3)()
@@ -95,7 +92,7 @@ def main():
             graph = capture(att)
             graph_us = []
             for i in range(a.warmup + a.reps):
-                read(follow_read_kernel, flush, out, programs)
+                flush.sum()
                 us = replay_us(graph)
                 if i >= a.warmup:
                     graph_us.append(us)
