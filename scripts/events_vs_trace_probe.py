@@ -3,9 +3,7 @@
 validation campaigns time it (MlaRunner::time through mlasim_attention_time: CUDA events before stage 1, between
 stage 1 and the reduce and after the reduce, the L2 flushed before each repetition), once alone and once under
 torch.profiler. The trace of the profiled call gives each repetition's device time of stage 1 and of the reduce and
-the gap between them, so the event interval and the kernels' own time are compared on the same launches. Each plan
-is also timed as scripts/split_ratio_probe.py times it (stage 1 + reduce captured in a CUDA graph, events around
-each replay after a 64 MB read; fitted with the campaigns since 2026-11-27), so the two timings can be compared.
+the gap between them, so the event interval and the kernels' own time are compared on the same launches.
 
   python3 scripts/events_vs_trace_probe.py --lib DIR/libmlasim_attention.so --out OUT [--gpu h100]
 
@@ -21,7 +19,6 @@ import time
 
 import torch
 
-from cuda_graphs import capture, replay_us
 from step_validation import Attention, load_lib
 
 # (batch, context, heads, kv dtype, policies): the step stack's three workloads and their plans, and a few others.
@@ -69,7 +66,6 @@ def main():
     lib.mlasim_attention_time.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                           ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
     err = ctypes.create_string_buffer(1024)
-    flush = torch.empty(64 * 1000 * 1000 // 4, dtype=torch.float32, device="cuda")  # 64 MB, read before each replay
 
     def timed(att):
         out = (ctypes.c_double * 3)()
@@ -88,16 +84,6 @@ def main():
                 print(f"{batch} x {context} {heads}h {kv} {policy}: {ex}", flush=True)
                 continue
             alone = timed(att)
-            # The split-ratio probe's timing: a graph replay after a read that leaves none of its bytes in L2.
-            graph = capture(att)
-            graph_us = []
-            for i in range(a.warmup + a.reps):
-                flush.sum()
-                us = replay_us(graph)
-                if i >= a.warmup:
-                    graph_us.append(us)
-            del graph
-            graph_total = statistics.median(graph_us)
             path = os.path.join(a.out, "trace.json")
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
                 profiled = timed(att)
@@ -115,12 +101,10 @@ def main():
                          "events_total_us": alone[2], "profiled_events_total_us": profiled[2],
                          "trace_stage1_us": s1, "trace_reduce_us": red, "trace_gap_us": gap,
                          "trace_device_us": dev, "events_minus_device_us": alone[2] - dev,
-                         "graph_total_us": graph_total, "graph_minus_device_us": graph_total - dev,
                          "predicted_kernel_us": att.predicted_us})
             print(f"{batch:4d} x {context:5d} {heads:3d}h {kv:4s} {policy:16s} kernels {rows[-1]['kernels']} "
                   f"events {alone[2]:8.2f} (profiled {profiled[2]:8.2f})  trace {s1:8.2f} + {red:6.2f} "
                   f"(gap {gap:5.2f}) = {dev:8.2f}  events - device {alone[2] - dev:+6.2f}  "
-                  f"graph - device {graph_total - dev:+6.2f}  "
                   f"model {att.predicted_us:8.2f}", flush=True)
             lib.mlasim_attention_destroy(ctypes.c_void_p(att.handle))
             torch.cuda.synchronize()
