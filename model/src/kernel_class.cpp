@@ -35,6 +35,21 @@ const std::array<KernelClass, kKernelClassCount>& kernel_classes() {
   return table;
 }
 
+bool takes_bf16_q(KernelClassId id) {
+  switch (id) {
+    case KernelClassId::portable_bf16:
+    case KernelClassId::portable_fp8:
+    case KernelClassId::wgmma_bf16:
+    case KernelClassId::wgmma_bf16_pair:
+    case KernelClassId::wgmma_fp8: return true;
+    case KernelClassId::asm_a8w8_qh16:
+    case KernelClassId::asm_a8w8_qh128:
+    case KernelClassId::asm_a16w16:
+    case KernelClassId::grid_nonpersistent: break;
+  }
+  return false;
+}
+
 const KernelClass& kernel_class(KernelClassId id) { return kernel_classes()[static_cast<size_t>(id)]; }
 
 std::optional<KernelClassId> parse_kernel_class(std::string_view name) {

@@ -60,7 +60,8 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   const bool grid = plan.kernel == KernelKind::grid;
   const int heads = heads_per_row(plan, batch);
   const int kv_elem = dtype_bytes(batch.kv_dtype);
-  const DType math = (batch.q_dtype == DType::fp8 && batch.kv_dtype == DType::fp8) ? DType::fp8 : DType::bf16;
+  const bool fp8_math = batch.q_dtype == DType::fp8 && batch.kv_dtype == DType::fp8 && !takes_bf16_q(cls.id);
+  const DType math = fp8_math ? DType::fp8 : DType::bf16;
   // A cluster computes on all of its CUs.
   const double flops_per_us = gpu.matrix_tflops(math) * 1e6 * cp.matrix_efficiency / gpu.num_cu * cls.cus_per_cluster;
   constexpr double kFlopsPerRowToken = 2.0 * (DecodeBatch::kQkHeadDim + DecodeBatch::kVHeadDim);

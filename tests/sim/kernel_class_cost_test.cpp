@@ -44,6 +44,30 @@ TEST(KernelChoice, FollowsTheRunnersAutoRuleOnHopper) {
   EXPECT_FALSE(hopper_kernel_runs(DType::fp8, 8));
 }
 
+// Our kernels take bf16 Q (model/kernel_class.h): on them a q-fp8 workload costs what a q-bf16 one does, while
+// AITER's a8w8 kernels multiply at the fp8 rate.
+TEST(KernelClassCost, OurKernelsRunBf16MathWhateverTheQDtype) {
+  const Gpu h100 = load_gpu("h100");
+  const auto kernel_us = [](const Gpu& g, DType q, int heads) {
+    DecodeBatch b = batch_of(16, 8192, heads, 1, DType::fp8, 64);
+    b.q_dtype = q;
+    const Plan p = make_policy("aiter-v1")->plan({b, g, 0});
+    return simulate_metrics(p, b, g, cost_params_for(g)).kernel_us;
+  };
+  EXPECT_DOUBLE_EQ(kernel_us(h100, DType::fp8, 128), kernel_us(h100, DType::bf16, 128));
+  EXPECT_TRUE(takes_bf16_q(KernelClassId::wgmma_fp8));
+  EXPECT_FALSE(takes_bf16_q(KernelClassId::asm_a8w8_qh128));
+  // On an a8w8 class the same plan multiplies at the fp8 rate when Q is fp8, and is faster than on bf16 Q.
+  const CostParams params = cost_params_for(h100);
+  const auto a8w8_us = [&](DType q) {
+    DecodeBatch b = batch_of(16, 8192, 128, 1, DType::fp8, 64);
+    b.q_dtype = q;
+    const Plan p = make_policy("aiter-v1")->plan({b, h100, 0});
+    return simulate_metrics(p, b, h100, params, KernelClassId::asm_a8w8_qh128).stage1_us;
+  };
+  EXPECT_LT(a8w8_us(DType::fp8), a8w8_us(DType::bf16));
+}
+
 TEST(KernelClassCost, EachPassPaysItsFixedCostAndRereadsTheKv) {
   const Gpu g = bare_h100();
   const DecodeBatch b = batch_of(4, 8192, 16, 4, DType::fp8, 16);  // 64 packed rows: 4 passes of 16 on wgmma-fp8
