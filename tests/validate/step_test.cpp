@@ -400,6 +400,28 @@ TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
   EXPECT_NE(u.notes[0].find("no L2 carry-over measured on h100"), std::string::npos) << u.notes[0];
 }
 
+// Without the event timing's overhead (a profile that did not measure it) the edit scales by the ratio of kernel_us,
+// and its line says so; with it, the line gives both parameters.
+TEST_F(StepEdits, APolicyEditSaysWhichKernelTimesItCompares) {
+  const sim::WorkloadContext ctx = h100_context();
+  const StepWhatIf measured = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+  EXPECT_NE(measured.notes[0].find(fmt::format("kernel_us less the event timing's {:.2f} us and {:.2f} us per kernel",
+                                               ctx.params.events_overhead_us, ctx.params.events_kernel_overhead_us)),
+            std::string::npos)
+      << measured.notes[0];
+  sim::WorkloadContext unmeasured = ctx;
+  unmeasured.params.events_overhead_us = unmeasured.params.events_kernel_overhead_us = 0;
+  const StepWhatIf u = apply({"policy=fixed:splits=4"}, &unmeasured, "fixed:splits=1");
+  EXPECT_NE(u.notes[0].find("kernel_us: no event timing overhead measured on h100"), std::string::npos) << u.notes[0];
+  const double r = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_us /
+                   sim::evaluate("fixed:splits=1", ctx).prediction->metrics.kernel_us;
+  EXPECT_NEAR(u.after_summary.class_us.at("mla_stage1") + u.after_summary.class_us.at("mla_reduce"), 2 * 56.0 * r,
+              1e-9);
+  // The split plan pays one more kernel's overhead than the unsplit one, so its share of the step is smaller.
+  EXPECT_LT(measured.after_summary.class_us.at("mla_stage1") + measured.after_summary.class_us.at("mla_reduce"),
+            2 * 56.0 * r);
+}
+
 TEST(StepTrace, LaunchGridsGiveEachStepsBatch) {
   const StepAnalysis a = analyse(chrome_trace(4, 2, {8, 32}).dump());
   ASSERT_EQ(a.steps.size(), 4u);

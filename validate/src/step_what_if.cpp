@@ -389,7 +389,8 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                         events_known ? fmt::format(" (kernel_us less the event timing's {:.2f} us and {:.2f} us per "
                                                    "kernel after the first)",
                                                    p.events_overhead_us, p.events_kernel_overhead_us)
-                                     : std::string(" (kernel_us: no event timing overhead measured)"));
+                                     : fmt::format(" (kernel_us: no event timing overhead measured on {})",
+                                                   context.workload->gpu.name));
       std::string sep;
       for (const auto& [requests, c] : by_batch) {
         did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
