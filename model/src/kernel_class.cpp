@@ -41,10 +41,10 @@ bool takes_bf16_q(KernelClassId id) {
     case KernelClassId::portable_fp8:
     case KernelClassId::wgmma_bf16:
     case KernelClassId::wgmma_bf16_pair:
-    case KernelClassId::wgmma_fp8: return true;
+    case KernelClassId::wgmma_fp8:
+    case KernelClassId::asm_a16w16: return true;
     case KernelClassId::asm_a8w8_qh16:
     case KernelClassId::asm_a8w8_qh128:
-    case KernelClassId::asm_a16w16:
     case KernelClassId::grid_nonpersistent: break;
   }
   return false;

@@ -45,7 +45,8 @@ struct KernelClass {
 
 // Our kernels (portable, wgmma) take bf16 Q whatever the workload's q dtype (kernels/: the problem's Q is bf16; the
 // fp8 wgmma splits each Q row into two fp8 rows for its QK MMAs and runs PV in fp16), so their math runs at the bf16
-// rate; only AITER's a8w8 kernels (and its grid kernel on fp8 Q and KV) multiply fp8 by fp8.
+// rate, as does AITER's a16w16 kernel; only AITER's a8w8 kernels (and its grid kernel on fp8 Q and KV) multiply fp8
+// by fp8.
 bool takes_bf16_q(KernelClassId id);
 
 // Every class, in KernelClassId order.
