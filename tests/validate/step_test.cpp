@@ -422,6 +422,22 @@ TEST_F(StepEdits, APolicyEditSaysWhichKernelTimesItCompares) {
             2 * 56.0 * r);
 }
 
+// A split plan after an unsplit one: a reduce follows stage 1, the two sharing the scaled attention by the new
+// plan's stage-1 time over its device time (its event overhead comes off the reduce's share).
+TEST_F(StepEdits, ANewReduceTakesTheShareOfTheDeviceTimeStageOneLeaves) {
+  const sim::WorkloadContext ctx = h100_context();
+  const StepWhatIf w = apply({"remove=mla_reduce", "policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+  const sim::Evaluation next = sim::evaluate("fixed:splits=4", ctx);
+  const double next_us = device_us("fixed:splits=4", ctx);
+  const double attention = 50.0 * next_us / device_us("fixed:splits=1", ctx);
+  const double stage1 = attention * next.prediction->metrics.stage1_us / next_us;
+  ASSERT_LT(next.prediction->metrics.stage1_us, next_us);
+  const auto c = w.after[0].class_us();
+  EXPECT_NEAR(c.at("mla_stage1"), 2 * stage1, 1e-9);
+  EXPECT_NEAR(c.at("mla_reduce"), 2 * (attention - stage1), 1e-9);
+  EXPECT_GT(c.at("mla_reduce"), 0);
+}
+
 TEST(StepTrace, LaunchGridsGiveEachStepsBatch) {
   const StepAnalysis a = analyse(chrome_trace(4, 2, {8, 32}).dump());
   ASSERT_EQ(a.steps.size(), 4u);

@@ -85,10 +85,10 @@ struct CostParams {
   double stream_kernel_tbps = 0;
   double stream_write_tbps = 0;
   // What the campaigns' event timing adds to the kernels' device time (scripts/events_vs_trace_probe.py): the
-  // event interval of a one-kernel plan over its kernel's time in a trace, and the further time of each kernel
-  // after the first (the reduce, a scope merge), whose launch gap the interval holds. kernel_us is fitted to the
-  // event interval; a trace books the kernels alone and the gaps apart (the step what-if, docs/step.md). 0: not
-  // measured, and the event interval stands for the device time.
+  // event interval of a one-kernel plan over its kernel's time in a trace, and what a plan with a reduce adds to
+  // that (the reduce's launch gap less the empty event pair the one-kernel interval already holds). kernel_us is
+  // fitted mostly to event intervals; a trace books the kernels alone and the gaps apart (the step what-if,
+  // docs/step.md §3). 0: not measured, and the event interval stands for the device time.
   double events_overhead_us = 0;
   double events_kernel_overhead_us = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
