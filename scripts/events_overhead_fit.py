@@ -3,7 +3,8 @@
 scripts/events_vs_trace_probe.py and writes it into a GPU profile's params, with its provenance:
 
   events_overhead_us         the event interval of a one-kernel plan (stage 1 alone) over its kernel in the trace
-  events_kernel_overhead_us  the further excess of a plan with a second kernel (the reduce): its launch gap
+  events_kernel_overhead_us  the further excess of a plan with a second kernel (the reduce): its launch gap, less
+                             the empty event pair a one-kernel plan's interval already holds
 
 Each is a median over the plans of its kind and every run given (so one odd plan moves neither).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the campaigns' event timing holds that a kernel trace does not (docs/step.md §4): each plan is timed as the
+"""What the campaigns' event timing holds that a kernel trace does not (docs/step.md §3): each plan is timed as the
 validation campaigns time it (MlaRunner::time through mlasim_attention_time: CUDA events before stage 1, between
 stage 1 and the reduce and after the reduce, the L2 flushed before each repetition), once alone and once under
 torch.profiler. The trace of the profiled call gives each repetition's device time of stage 1 and of the reduce and
