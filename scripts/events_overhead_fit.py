@@ -11,9 +11,10 @@ Each is a median over the plans of its kind and every run given (so one odd plan
   scripts/events_overhead_fit.py data/gpus/h100.json 2026-11-27 COMMIT data/measurements/h100/events_vs_trace/run*/events_vs_trace.csv
 """
 import csv
-import json
 import statistics
 import sys
+
+from profile_params import write_measured_params
 
 
 def main():
@@ -35,13 +36,8 @@ def main():
     source = (f"scripts/events_overhead_fit.py {' '.join(runs)}, {date} (commit {commit}): the medians of the event "
               f"interval over the trace's kernels, {len(excess[1])} one-kernel and {len(excess[2])} two-kernel "
               f"plans; docs/step.md section 3")
-    with open(profile) as f:
-        gpu = json.load(f)
-    for key, value in (("events_overhead_us", one), ("events_kernel_overhead_us", two - one)):
-        gpu["params"][key] = {"value": round(value, 4), "kind": "measured", "source": source}
-    with open(profile, "w") as f:
-        json.dump(gpu, f, indent=2)
-        f.write("\n")
+    write_measured_params(profile, [("events_overhead_us", one, source),
+                                    ("events_kernel_overhead_us", two - one, source)], 4)
 
 
 if __name__ == "__main__":

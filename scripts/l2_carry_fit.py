@@ -13,8 +13,9 @@ producer. The real attention producers of the probe are left for the check (test
   scripts/l2_carry_fit.py data/measurements/h100/l2_carry/l2_carry.csv data/gpus/h100.json 2026-11-26 COMMIT
 """
 import csv
-import json
 import sys
+
+from profile_params import write_measured_params
 
 
 def model(kind, w, s, cap, k):
@@ -55,13 +56,8 @@ def main():
     source = (f"scripts/l2_carry_fit.py {probe}, {date} (commit {commit}): fill and fillread producers before the "
               f"GEMM and full-read followers, {len(points)} points, rms {rms:.2f} us, worst {worst:.2f} us; "
               f"docs/step.md section 6")
-    with open(profile) as f:
-        gpu = json.load(f)
-    for key, value in (("l2_carry_us_per_mb", s), ("l2_carry_cap_mb", cap), ("l2_carry_reread_evict", k)):
-        gpu["params"][key] = {"value": round(value, 5), "kind": "measured", "source": source}
-    with open(profile, "w") as f:
-        json.dump(gpu, f, indent=2)
-        f.write("\n")
+    write_measured_params(profile, [("l2_carry_us_per_mb", s, source), ("l2_carry_cap_mb", cap, source),
+                                    ("l2_carry_reread_evict", k, source)], 5)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,10 @@ by its bytes with it (docs/step.md §3).
   scripts/stream_kernel_fit.py data/measurements/h100/l2_carry/l2_carry.csv data/gpus/h100.json 2026-11-26 COMMIT
 """
 import csv
-import json
 import statistics
 import sys
+
+from profile_params import write_measured_params
 
 
 def main():
@@ -60,14 +61,8 @@ def main():
     write_source = (f"scripts/stream_kernel_fit.py {probe}, {date} (commit {commit}): the fill producers of "
                     f"{fill_sizes} MB (writes only, median kernel time) with stream_kernel_us as fitted, "
                     f"{len(fills)} points, rms {write_rms:.2f} us, worst {write_worst:.2f} us; docs/step.md section 3")
-    with open(profile) as f:
-        gpu = json.load(f)
-    for key, value, src in (("stream_kernel_us", fixed, source), ("stream_kernel_tbps", tbps, source),
-                            ("stream_write_tbps", 1 / write_slope, write_source)):
-        gpu["params"][key] = {"value": round(value, 4), "kind": "measured", "source": src}
-    with open(profile, "w") as f:
-        json.dump(gpu, f, indent=2)
-        f.write("\n")
+    write_measured_params(profile, [("stream_kernel_us", fixed, source), ("stream_kernel_tbps", tbps, source),
+                                    ("stream_write_tbps", 1 / write_slope, write_source)], 4)
 
 
 if __name__ == "__main__":
