@@ -62,9 +62,6 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     lib = load_lib(a.lib)
-    lib.mlasim_attention_time.restype = ctypes.c_int
-    lib.mlasim_attention_time.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                          ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
     err = ctypes.create_string_buffer(1024)
 
     def timed(att):
@@ -106,7 +103,7 @@ def main():
                   f"events {alone[2]:8.2f} (profiled {profiled[2]:8.2f})  trace {s1:8.2f} + {red:6.2f} "
                   f"(gap {gap:5.2f}) = {dev:8.2f}  events - device {alone[2] - dev:+6.2f}  "
                   f"model {att.predicted_us:8.2f}", flush=True)
-            lib.mlasim_attention_destroy(ctypes.c_void_p(att.handle))
+            lib.mlasim_attention_destroy(att.handle)
             torch.cuda.synchronize()
     with open(os.path.join(a.out, "events_vs_trace.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -132,6 +132,11 @@ def load_lib(path):
     lib.mlasim_attention_predicted_us.argtypes = [ctypes.c_void_p]
     lib.mlasim_attention_partials.restype = ctypes.c_int
     lib.mlasim_attention_partials.argtypes = [ctypes.c_void_p]
+    lib.mlasim_attention_destroy.restype = None
+    lib.mlasim_attention_destroy.argtypes = [ctypes.c_void_p]
+    lib.mlasim_attention_time.restype = ctypes.c_int
+    lib.mlasim_attention_time.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                          ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
     return lib
 
 
