@@ -17,13 +17,25 @@ Producers
                   partial outputs written, then read once)
   attn:B:CTX:POL  our MLA decode kernels (stage 1, and the reduce when the plan has partials) for B requests of CTX
                   tokens, 128 heads, bf16, page 64, planned by the split policy POL
+  qsep, qfused    the step stack's q prep (docs/step.md §4) for 16 requests: five separate kernels (8.5 MB written)
+                  or the fused one (1.2 MB written)
+  rope            the step stack's RoPE + KV write
+  gemm            the step stack's GEMM (reads 134 MB: what a layer leaves dirty is gone after it)
+  A+B+...         the producers in that order
 Followers
   gemm            the bf16 GEMM [16, 16384] x [16384, 4096] of the step stack (docs/step.md §4): HBM-bound
   full            a full-GPU read of 75 MB: HBM-bound
   lat             a read of 75 MB by 16 programs: latency-bound, as the unsplit attention of the stack
   attn:B:CTX:POL  our MLA decode kernels as the follower
+  copyf:MB        a device-to-device copy of MB megabytes, buffers apart from a copy producer's
 
-  python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3]
+Sets (--set)
+  carry       what slows the kernel after a split attention (§6): synthetic producers before HBM-bound followers,
+              and our attention before the GEMM (the default; the committed runs)
+  neighbours  what slows the attention and the copy after the ops before them in a layer (§4's neighbours):
+              synthetic producers and the step stack's own ops before our attention of 5 plans and before a copy
+
+  python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
 Writes OUT/l2_carry.csv (one row per variant: the follower's and the producer's kernel times, median and spread
 over cycles and repeats) and OUT/kernels.csv.gz (every kernel of every replay), and prints the table.
@@ -41,7 +53,7 @@ import triton
 import triton.language as tl
 
 from cuda_graphs import Ranges, capture, profile_rotating
-from step_validation import HEADS, Attention, load_lib
+from step_validation import HEADS, Attention, Stack, load_lib
 
 MB = 1000 * 1000
 GEMM_K, GEMM_N = HEADS * 128, 4096
@@ -100,6 +112,13 @@ class Probe:
         self.h = (torch.rand(16, GEMM_K, generator=g, device="cuda") - 0.5).to(torch.bfloat16)
         self.w = [((torch.rand(GEMM_K, GEMM_N, generator=g, device="cuda") - 0.5) * 0.01).to(torch.bfloat16)
                   for _ in range(reps)]
+        self.stack = None
+
+    def step_stack(self):
+        # The step stack's tensors, one layer per repeat (16 requests x 4096 tokens, the validated workload).
+        if self.stack is None:
+            self.stack = Stack(16, 4096, self.reps, 64, 16)
+        return self.stack
 
     def buffers(self, tag, nbytes):
         key = (tag, nbytes)
@@ -119,7 +138,18 @@ class Probe:
 
     def op(self, spec, role):
         """The op of repeat i for a producer or follower spec."""
+        if "+" in spec:
+            ops = [self.op(part, role) for part in spec.split("+")]
+            return lambda i: [o(i) for o in ops]
         kind = spec.split(":")[0]
+        if kind in ("qsep", "qfused", "rope"):
+            s = self.step_stack()
+            f = {"qsep": s.q_prep_separate, "qfused": s.q_prep_fused, "rope": s.rope_kv_write}[kind]
+            return lambda i: f(i)
+        if kind == "copyf":
+            nbytes = int(float(spec.split(":")[1]) * MB)
+            src, dst = self.buffers("copyfsrc", nbytes), self.buffers("copyfdst", nbytes)
+            return lambda i: dst[i].copy_(src[i])
         if kind == "none":
             return lambda i: None
         if kind == "fill":
@@ -170,6 +200,8 @@ def follower_kernels(follower, names):
                                                                              or "sm90" in n or "cutlass" in n)]
     if follower in ("full", "lat"):
         return [i for i, n in enumerate(names) if n.startswith("follow_read_kernel")]
+    if follower.startswith("copyf"):
+        return [len(names) - 1]  # one kernel, the last of the repeat
     return [i for i, n in enumerate(names) if "mla_decode" in n]
 
 
@@ -193,6 +225,30 @@ def variants():
     return v
 
 
+STACK_COPY = "copy:16.777216"  # the step stack's block-table copy, 16 MiB
+
+
+def neighbour_variants():
+    """Does what the ops before our attention left dirty in L2 slow it, and by how much (docs/step.md §4)?"""
+    a = "attn:16:4096:aiter-v1"
+    v = [("none", a)]
+    v += [(f"fill:{mb}", a) for mb in (4, 8, 12, 16, 18, 20, 22, 24, 26, 28, 32, 40, 48, 64)]
+    v += [(f"copy:{mb}", a) for mb in (4, 8, 12, 16, 20, 24, 32)]
+    v += [(f"read:{mb}", a) for mb in (16, 32, 64)]
+    # The step stack's layer ahead of its attention (before, fused, nocopy), alone and after the GEMM of the layer
+    # before; and the same bytes written by fills.
+    layers = [f"qsep+rope+{STACK_COPY}", f"qfused+rope+{STACK_COPY}", "qsep+rope", "qfused+rope"]
+    v += [(p, a) for p in layers + ["gemm+" + p for p in layers] + ["gemm", "rope"]]
+    v += [(f"fill:8.52+{STACK_COPY}", a), (f"fill:1.18+{STACK_COPY}", a), ("fill:8.52", a), ("fill:1.18", a)]
+    for f in ("attn:16:4096:fixed:splits=4", "attn:16:4096:fixed:splits=2", "attn:24:2048:aiter-v1",
+              "attn:12:8192:aiter-v1", "attn:24:2048:fixed:splits=2"):
+        v += [(p, f) for p in ["none", "fill:8", "fill:16", "fill:24", "fill:32"] + ["gemm+" + p for p in layers[:3]]]
+    c = "copyf:16.777216"
+    v += [(p, c) for p in ("none", "fill:1", "fill:4", "fill:8", "fill:12", "fill:16", "fill:24", "gemm+qsep+rope",
+                           "gemm+qfused+rope")]
+    return v
+
+
 def quantiles(xs):
     xs = sorted(xs)
     q = lambda p: xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
@@ -205,11 +261,12 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--set", choices=("carry", "neighbours"), default="carry")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count)
-    vs = variants()
+    vs = variants() if a.set == "carry" else neighbour_variants()
     graphs = {}
     for p, f in vs:
         graphs[(p, f)] = probe.capture(p, f)
@@ -253,7 +310,7 @@ def main():
         assert len(sequences) == 1, f"{tag}: the repeats ran different kernels: {sequences}"
         fm, f10, f90 = quantiles(fol)
         pm = statistics.median(prod) if prod else 0.0
-        partials = probe.attn[(p, "producer")][0].partials if p.startswith("attn") else 0
+        partials = probe.attn[(p, "producer")][0].partials if p.startswith("attn") and "+" not in p else 0
         rows.append({"producer": p, "follower": f, "samples": len(fol), "follower_us": round(fm, 3),
                      "follower_p10_us": round(f10, 3), "follower_p90_us": round(f90, 3),
                      "producer_us": round(pm, 3), "gap_us": round(statistics.median(gaps), 3) if gaps else "",
@@ -268,7 +325,7 @@ def main():
         w.writerows(raw)
     meta = {"device": torch.cuda.get_device_name(), "sms": props.multi_processor_count,
             "l2_bytes": props.L2_cache_size, "torch": torch.__version__, "triton": triton.__version__,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cycles": a.cycles, "reps": a.reps,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cycles": a.cycles, "reps": a.reps, "set": a.set,
             "profiled_s": round(time.time() - t0, 1)}
     with open(os.path.join(a.out, "meta.json"), "w") as fh:
         json.dump(meta, fh, indent=1)
