@@ -22,6 +22,17 @@ int64_t DecodeBatch::total_kv_tokens() const { return std::accumulate(kv_lens.be
 
 int64_t DecodeBatch::total_qo_tokens() const { return std::accumulate(qo_lens.begin(), qo_lens.end(), int64_t{0}); }
 
+std::vector<DecodeBatch::MergedToken> DecodeBatch::merged_tokens() const {
+  std::vector<MergedToken> tokens;
+  for (size_t r = 0; r < merge_token.size();) {
+    size_t e = r + 1;
+    while (e < merge_token.size() && merge_token[e] == merge_token[r]) ++e;
+    if (e - r > 1) tokens.push_back({static_cast<int>(r), static_cast<int>(e - r)});
+    r = e;
+  }
+  return tokens;
+}
+
 void DecodeBatch::validate() const {
   if (kv_lens.empty()) throw InputError("batch", "the batch is empty; give at least one request");
   if (qo_lens.size() != kv_lens.size())

@@ -144,18 +144,12 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
   }
 }
 
-// A merged two-scope run (DecodeBatch::merge_token): one tile per query token with more than one stream, of one
+// A merged two-scope run (DecodeBatch::merged_tokens): one tile per query token with more than one stream, of one
 // output row and one partial per stream, whose first stream is `request`. Tokens of one stream need no merge: the
 // stage-1 kernel or the reduce that finishes their output folds the sink.
 void build_merge_tiles(const DecodeBatch& batch, Scratch& s) {
   s.merge_tiles.clear();
-  const auto& token = batch.merge_token;
-  for (size_t r = 0; r < token.size();) {
-    size_t e = r + 1;
-    while (e < token.size() && token[e] == token[r]) ++e;
-    if (e - r > 1) s.merge_tiles.push_back({static_cast<int>(e - r), 1, static_cast<int>(r)});
-    r = e;
-  }
+  for (const auto& token : batch.merged_tokens()) s.merge_tiles.push_back({token.streams, 1, token.first});
 }
 
 // Plays a built reduce-kernel stage (the reduce, or a two-scope run's merge) from `start_us` on every CU at the

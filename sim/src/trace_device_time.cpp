@@ -5,10 +5,8 @@
 namespace mlasim::sim {
 
 int plan_kernels(const Plan& plan, const DecodeBatch& batch) {
-  bool merge = false;
-  const auto& token = batch.merge_token;
-  for (size_t r = 1; r < token.size() && !merge; ++r) merge = token[r] == token[r - 1];
-  return 1 + (plan.num_partials() > 0 ? 1 : 0) + (merge ? 1 : 0);
+  // The scope merge runs when the simulator builds merge tiles (build_merge_tiles): for the batch's merged tokens.
+  return 1 + (plan.num_partials() > 0 ? 1 : 0) + (batch.merged_tokens().empty() ? 0 : 1);
 }
 
 double trace_device_us(const Metrics& metrics, const CostParams& params, int kernels) {

@@ -43,5 +43,19 @@ TEST(DecodeBatch, RejectsBadFields) {
   EXPECT_EQ(error_of(b), "qo_len: must not exceed the request's KV length (2), got 4 for request 0");
 }
 
+TEST(DecodeBatch, MergedTokensAreTheTokensOfMoreThanOneStream) {
+  DecodeBatch b = DecodeBatch::uniform(6, 10);
+  EXPECT_TRUE(b.merged_tokens().empty());  // no merge_token: not a merged two-scope run
+  b.merge_token = {0, 1, 1, 2, 3, 3};
+  const auto tokens = b.merged_tokens();
+  ASSERT_EQ(tokens.size(), 2u);
+  EXPECT_EQ(tokens[0].first, 1);
+  EXPECT_EQ(tokens[0].streams, 2);
+  EXPECT_EQ(tokens[1].first, 4);
+  EXPECT_EQ(tokens[1].streams, 2);
+  b.merge_token = {0, 1, 2, 3, 4, 5};  // one stream per token: nothing to merge
+  EXPECT_TRUE(b.merged_tokens().empty());
+}
+
 }  // namespace
 }  // namespace mlasim

@@ -45,6 +45,15 @@ struct DecodeBatch {
   int pages(int request) const { return (kv_lens[request] + page_size - 1) / page_size; }
   int last_page_len(int request) const { return kv_lens[request] - (pages(request) - 1) * page_size; }
 
+  // A merged two-scope run's query tokens of more than one stream, each as its first stream and its stream count: the
+  // tokens whose streams the LSE merge after the reduce folds (a token of one stream needs no merge). Empty when
+  // merge_token is.
+  struct MergedToken {
+    int first = 0;
+    int streams = 0;
+  };
+  std::vector<MergedToken> merged_tokens() const;
+
   // Checks every field; throws InputError naming the first bad one.
   void validate() const;
 
