@@ -34,6 +34,8 @@ Sets (--set)
               and our attention before the GEMM (the default; the committed runs)
   neighbours  what slows the attention and the copy after the ops before them in a layer (§4's neighbours):
               synthetic producers and the step stack's own ops before our attention of 5 plans and before a copy
+  order       does it matter whether the dirty lines are older or newer than clean ones read around them: fills
+              and reads in both orders before the unsplit attention of 16 x 4096
 
   python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
@@ -249,6 +251,15 @@ def neighbour_variants():
     return v
 
 
+def order_variants():
+    """Dirty lines older than clean ones (fill, then read) against newer (read, then fill), before our attention."""
+    a = "attn:16:4096:aiter-v1"
+    producers = ["none", "fill:8", "fill:16", "fill:24", "read:16", "read:32", "read:40",
+                 "fill:24+read:16", "read:16+fill:24", "fill:16+read:16", "read:16+fill:16",
+                 "fill:16+read:32", "read:32+fill:16", "fill:8+read:32", "fill:8+read:40", "read:40+fill:8"]
+    return [(p, a) for p in producers]
+
+
 def quantiles(xs):
     xs = sorted(xs)
     q = lambda p: xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
@@ -261,12 +272,12 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--set", choices=("carry", "neighbours"), default="carry")
+    ap.add_argument("--set", choices=("carry", "neighbours", "order"), default="carry")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count)
-    vs = variants() if a.set == "carry" else neighbour_variants()
+    vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants}[a.set]()
     graphs = {}
     for p, f in vs:
         graphs[(p, f)] = probe.capture(p, f)
