@@ -185,6 +185,9 @@ class Probe:
         raise ValueError(spec)
 
     def capture(self, producer, follower):
+        # The follower's kernels are found by name: a producer must not run a kernel of the follower's kind.
+        if follower.split(":")[0] in [part.split(":")[0] for part in producer.split("+")]:
+            raise ValueError(f"{producer} -> {follower}: the producer runs the follower's kind of kernel")
         p, f = self.op(producer, "producer"), self.op(follower, "follower")
 
         def body():
@@ -203,7 +206,7 @@ def follower_kernels(follower, names):
     if follower in ("full", "lat"):
         return [i for i, n in enumerate(names) if n.startswith("follow_read_kernel")]
     if follower.startswith("copyf"):
-        return [len(names) - 1]  # one kernel, the last of the repeat
+        return [len(names) - 1] if "memcpy" in names[-1] else []  # one copy kernel, the last of the repeat
     return [i for i, n in enumerate(names) if "mla_decode" in n]
 
 
