@@ -15,6 +15,12 @@
 namespace mlasim::validate {
 namespace {
 
+// What a fuse or remove edit leaves out: the kernels after the ops it changes ran faster or slower by what those
+// ops wrote and read into L2, in order (docs/step.md §4, the neighbours and order probes), with no law found yet.
+constexpr const char* kNeighboursKept =
+    "the kernels after keep their measured times (their response to what these ops wrote and read in L2 is not "
+    "modelled, docs/step.md §4)";
+
 constexpr const char* kForms =
     "policy=SPEC, fuse=SEL[+SEL...][:us=T|:bytes=B[:written=W]], remove=SEL[+SEL...], gaps=T or metadata=IMPL";
 
@@ -466,14 +472,14 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       int runs = 0;
       for (DecodeStep& s : w.after) runs += fuse_runs(s, match, e.us, fused_us);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
-      did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}",
-                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us), costed);
+      did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
+                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us), costed, kNeighboursKept);
     } else if (e.kind == StepEdit::Kind::remove) {
       const Selector match(e.selectors);
       int removed = 0;
       for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
-      did = fmt::format("{} kernels per step removed", removed / static_cast<int>(w.after.size()));
+      did = fmt::format("{} kernels per step removed; {}", removed / static_cast<int>(w.after.size()), kNeighboursKept);
     } else {
       for (DecodeStep& s : w.after)
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;
