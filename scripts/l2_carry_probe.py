@@ -36,6 +36,8 @@ Sets (--set)
               synthetic producers and the step stack's own ops before our attention of 5 plans and before a copy
   order       does it matter whether the dirty lines are older or newer than clean ones read around them: fills
               and reads in both orders before the unsplit attention of 16 x 4096
+  grid        the same attention after a fill of D MB then a read, or a second fill, of R MB (D 4 to 24, R 0 to
+              32): the data a law of what the ops before the attention wrote and read, in order, is to be fitted to
 
   python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
@@ -138,10 +140,11 @@ class Probe:
             self.attn[key] = [Attention(self.lib, w, pol) for _ in range(self.reps)]
         return self.attn[key]
 
-    def op(self, spec, role):
-        """The op of repeat i for a producer or follower spec."""
+    def op(self, spec, role, slot=0):
+        """The op of repeat i for a producer or follower spec; `slot` is a part's place in a composite, so that two
+        parts of one kind touch buffers of their own."""
         if "+" in spec:
-            ops = [self.op(part, role) for part in spec.split("+")]
+            ops = [self.op(part, role, j) for j, part in enumerate(spec.split("+"))]
             return lambda i: [o(i) for o in ops]
         kind = spec.split(":")[0]
         if kind in ("qsep", "qfused", "rope"):
@@ -155,10 +158,10 @@ class Probe:
         if kind == "none":
             return lambda i: None
         if kind == "fill":
-            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB))
+            bufs = self.buffers("fill" if slot == 0 else f"fill{slot}", int(float(spec.split(":")[1]) * MB))
             return lambda i: fill(bufs[i])
         if kind == "read":
-            bufs = self.buffers("read", int(float(spec.split(":")[1]) * MB))
+            bufs = self.buffers("read" if slot == 0 else f"read{slot}", int(float(spec.split(":")[1]) * MB))
             return lambda i: read(produce_read_kernel, bufs[i], self.out, 8 * self.sms)
         if kind == "copy":
             src, dst = self.buffers("copysrc", int(float(spec.split(":")[1]) * MB)), self.buffers(
@@ -263,6 +266,18 @@ def order_variants():
     return [(p, a) for p in producers]
 
 
+def grid_variants():
+    """A fill of D MB, then R MB read or written elsewhere, before our unsplit attention."""
+    a = "attn:16:4096:aiter-v1"
+    v = [("none", a), ("gemm", a)]
+    for d in (4, 8, 12, 16, 20, 24):
+        v += [(f"fill:{d}", a)] + [(f"fill:{d}+read:{r}", a) for r in (4, 8, 16, 24, 32)]
+    for d in (8, 16):
+        v += [(f"fill:{d}+fill:{w}", a) for w in (8, 16, 24)]
+    v += [(f"read:{r}", a) for r in (8, 24)]
+    return v
+
+
 def quantiles(xs):
     xs = sorted(xs)
     q = lambda p: xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
@@ -275,12 +290,12 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--set", choices=("carry", "neighbours", "order"), default="carry")
+    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid"), default="carry")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count)
-    vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants}[a.set]()
+    vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants, "grid": grid_variants}[a.set]()
     graphs = {}
     for p, f in vs:
         graphs[(p, f)] = probe.capture(p, f)
