@@ -36,8 +36,9 @@ Sets (--set)
               synthetic producers and the step stack's own ops before our attention of 5 plans and before a copy
   order       does it matter whether the dirty lines are older or newer than clean ones read around them: fills
               and reads in both orders before the unsplit attention of 16 x 4096
-  grid        the same attention after a fill of D MB then a read, or a second fill, of R MB (D 4 to 24, R 0 to
-              32): the data a law of what the ops before the attention wrote and read, in order, is to be fitted to
+  grid        an attention (--follower, the unsplit 16 x 4096 one by default) after a fill of D MB then a read,
+              or a second fill, of R MB (D 4 to 24, R 0 to 32): the data a law of what the ops before the
+              attention wrote and read, in order, is fitted to
 
   python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
@@ -107,8 +108,8 @@ def f32(nbytes):
 
 
 class Probe:
-    def __init__(self, lib, reps, sms):
-        self.lib, self.reps, self.sms = lib, reps, sms
+    def __init__(self, lib, reps, sms, gpu="h100"):
+        self.lib, self.reps, self.sms, self.gpu = lib, reps, sms, gpu
         self.out = torch.empty(1 << 16, dtype=torch.float32, device="cuda")
         self.pool = {}
         self.attn = {}
@@ -135,7 +136,7 @@ class Probe:
         key = (spec, role)
         if key not in self.attn:
             _, b, ctx, pol = spec.split(":", 3)
-            w = {"gpu": "h100", "batch": {"kind": "uniform", "count": int(b), "context": int(ctx)}, "qlen": 1,
+            w = {"gpu": self.gpu, "batch": {"kind": "uniform", "count": int(b), "context": int(ctx)}, "qlen": 1,
                  "heads": HEADS, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": 64}
             self.attn[key] = [Attention(self.lib, w, pol) for _ in range(self.reps)]
         return self.attn[key]
@@ -266,9 +267,9 @@ def order_variants():
     return [(p, a) for p in producers]
 
 
-def grid_variants():
-    """A fill of D MB, then R MB read or written elsewhere, before our unsplit attention."""
-    a = "attn:16:4096:aiter-v1"
+def grid_variants(a="attn:16:4096:aiter-v1"):
+    """A fill of D MB, then R MB read or written elsewhere, before our attention `a` (the unsplit 16 x 4096 one by
+    default; a split plan's "none" follows its own partials, the GEMM alone is its clean baseline)."""
     v = [("none", a), ("gemm", a)]
     for d in (4, 8, 12, 16, 20, 24):
         v += [(f"fill:{d}", a)] + [(f"fill:{d}+read:{r}", a) for r in (4, 8, 16, 24, 32)]
@@ -291,11 +292,14 @@ def main():
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid"), default="carry")
+    ap.add_argument("--follower", default="attn:16:4096:aiter-v1", help="the attention of --set grid")
+    ap.add_argument("--gpu", default="h100", help="the GPU profile our attention's plans are made for")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
-    probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count)
-    vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants, "grid": grid_variants}[a.set]()
+    probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count, a.gpu)
+    vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants,
+          "grid": lambda: grid_variants(a.follower)}[a.set]()
     graphs = {}
     for p, f in vs:
         graphs[(p, f)] = probe.capture(p, f)
@@ -355,6 +359,8 @@ def main():
     meta = {"device": torch.cuda.get_device_name(), "sms": props.multi_processor_count,
             "l2_bytes": props.L2_cache_size, "torch": torch.__version__, "triton": triton.__version__,
             "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cycles": a.cycles, "reps": a.reps, "set": a.set,
+            "gpu_profile": a.gpu,
+            "follower": a.follower if a.set == "grid" else None,
             "profiled_s": round(time.time() - t0, 1)}
     with open(os.path.join(a.out, "meta.json"), "w") as fh:
         json.dump(meta, fh, indent=1)
