@@ -7,7 +7,7 @@ written MB cost h0 * exp(A / rho) us per MB, where A is what was touched after i
 times the MB written after it. A chunk with more than `cap` MB touched after it was evicted, and written back,
 before the attention started: it costs nothing. The sum saturates at S us.
 
-  scripts/l2_grid_law.py GRID_CSV [GRID_CSV ...] [--check CSV ...]
+  scripts/l2_grid_law.py GRID_CSV [GRID_CSV ...] [--check CSV ...] [--follower ATTN] [--base gemm] [--no-stack]
 
 prints the fit (least squares over h0, rho, gamma, S, cap on a grid of values), each grid row against it, each
 row of the --check files (fills, reads and copies; composites of them) against it, and the step stack's layers
@@ -19,7 +19,6 @@ import itertools
 import math
 import statistics
 
-FOLLOWER = "attn:16:4096:aiter-v1"
 CHUNKS = 40
 # The step stack's ops for 16 requests, (MB read, MB written), from their shapes (scripts/step_validation.py):
 # the split copy, the q-absorb BMM (W_UK 16.78 MB), torch.cat, the scale, the fp8 conversion; the fused kernel;
@@ -32,16 +31,16 @@ STACK_OPS = {
 LAYERS = {"before": ["qsep", "copy"], "fused": ["qfused", "copy"], "nocopy": ["qsep"]}
 
 
-def load(paths):
-    """Producer -> the attention's extra time after it over after none (us), the mean over the files."""
+def load(paths, follower, base):
+    """Producer -> the attention's extra time after it over after `base` (us), the mean over the files."""
     t = {}
     for p in paths:
         with open(p) as fh:
             for r in csv.DictReader(fh):
-                if r["follower"] == FOLLOWER:
+                if r["follower"] == follower:
                     t.setdefault(r["producer"], []).append(float(r["follower_us"]))
     t = {k: statistics.mean(v) for k, v in t.items()}
-    return {k: v - t["none"] for k, v in t.items() if k != "none"}
+    return {k: v - t[base] for k, v in t.items() if k not in ("none", base)}
 
 
 def ops_of(producer):
@@ -71,9 +70,9 @@ def cost(ops, h0, rho, gamma, s, cap):
 def fit(rows):
     best = None
     for rho, gamma, s, cap in itertools.product((6, 8, 10, 12, 16, 20, 30), (0, 0.25, 0.5, 0.75, 1.0),
-                                                (1.2, 1.3, 1.4, 1.5, 1.6), (35, 40, 45, 50, 55)):
+                                                (0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.2, 2.4), (35, 40, 45, 50, 55)):
         unit = [cost(ops, 1.0, rho, gamma, 1e9, cap) for ops, _ in rows]
-        for h0 in (x / 1000 for x in range(1, 81)):
+        for h0 in (x / 1000 for x in range(1, 101)):
             err = sum((min(s, h0 * u) - y) ** 2 for u, (_, y) in zip(unit, rows))
             if best is None or err < best[0]:
                 best = (err, (h0, rho, gamma, s, cap))
@@ -84,14 +83,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("grid", nargs="+")
     ap.add_argument("--check", nargs="*", default=[])
+    ap.add_argument("--follower", default="attn:16:4096:aiter-v1")
+    ap.add_argument("--base", default="none", help="the producer the extra time is counted from (gemm for a plan "
+                    "with partials: after none it follows its own)")
+    ap.add_argument("--no-stack", action="store_true", help="leave out the step stack's layers")
     a = ap.parse_args()
-    grid = load(a.grid)
+    grid = load(a.grid, a.follower, a.base)
     rows = [(ops_of(p), y) for p, y in grid.items() if ops_of(p) and any(w for _, w in ops_of(p))]
     rms, law = fit(rows)
     print("fit on {} rows: h0 {} us/MB, rho {} MB, gamma {}, S {} us, cap {} MB; rms {:.3f} us".format(len(rows), *law,
                                                                                                       rms))
     for path in [a.grid] + [[c] for c in a.check]:
-        d = load(path)
+        d = load(path, a.follower, a.base)
         errs = []
         for p, y in d.items():
             ops = ops_of(p)
@@ -100,6 +103,8 @@ def main():
             errs.append(cost(ops, *law) - y)
             print(f"  {p:28s} measured {y:+.2f}  law {cost(ops, *law):+.2f}")
         print(f"{' '.join(path)}: rms {math.sqrt(sum(e * e for e in errs) / len(errs)):.3f} us over {len(errs)} rows")
+    if a.no_stack:
+        return
     layer = {name: cost([op for o in ops for op in STACK_OPS[o]], *law) for name, ops in LAYERS.items()}
     print("the step stack's layer before the attention (after the GEMM of the layer before): " +
           ", ".join(f"{k} {v:+.2f} us" for k, v in layer.items()))
