@@ -14,10 +14,10 @@ row of the --check files (fills, reads and copies; composites of them) against i
 (docs/step.md §4) from their ops' bytes: the q prep as five kernels or fused, the 16 MiB copy.
 """
 import argparse
-import csv
 import itertools
 import math
-import statistics
+
+from l2_neighbours_table import load as probe_times
 
 CHUNKS = 40
 # The step stack's ops for 16 requests, (MB read, MB written), from their shapes (scripts/step_validation.py):
@@ -33,13 +33,7 @@ LAYERS = {"before": ["qsep", "copy"], "fused": ["qfused", "copy"], "nocopy": ["q
 
 def load(paths, follower, base):
     """Producer -> the attention's extra time after it over after `base` (us), the mean over the files."""
-    t = {}
-    for p in paths:
-        with open(p) as fh:
-            for r in csv.DictReader(fh):
-                if r["follower"] == follower:
-                    t.setdefault(r["producer"], []).append(float(r["follower_us"]))
-    t = {k: statistics.mean(v) for k, v in t.items()}
+    t = {p: us for (p, f), us in probe_times(paths).items() if f == follower}
     return {k: v - t[base] for k, v in t.items() if k not in ("none", base)}
 
 

@@ -13,6 +13,7 @@ import sys
 
 
 def load(paths):
+    """(producer, follower) -> the follower's median time (us), the mean over the probe CSVs given."""
     times = {}
     for p in paths:
         with open(p) as fh:

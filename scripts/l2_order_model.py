@@ -9,9 +9,9 @@ oldest first, at `c` MB/us; each dirty MB the attention evicts before it is writ
 
 prints the fit, then the model and the measurement for every producer of the attention in the files given.
 """
-import csv
-import statistics
 import sys
+
+from l2_neighbours_table import load as probe_times
 
 L2_MB = 52.4  # the H100's L2
 STREAM_MB_PER_US = 75.5 / 133.8  # the KV the unsplit 16 x 4096 attention streams, over its time
@@ -80,13 +80,7 @@ def cost(producer, c, k, cap):
 
 def rows(paths):
     """Producer -> the unsplit 16 x 4096 attention's time after it (us), the mean over the files."""
-    out = {}
-    for p in paths:
-        with open(p) as fh:
-            for r in csv.DictReader(fh):
-                if r["follower"] == "attn:16:4096:aiter-v1":
-                    out.setdefault(r["producer"], []).append(float(r["follower_us"]))
-    return {k: statistics.mean(v) for k, v in out.items()}
+    return {p: us for (p, f), us in probe_times(paths).items() if f == "attn:16:4096:aiter-v1"}
 
 
 def fit(d):
