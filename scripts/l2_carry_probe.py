@@ -125,8 +125,9 @@ class Probe:
             self.stack = Stack(16, 4096, self.reps, 64, 16)
         return self.stack
 
-    def buffers(self, tag, nbytes):
-        key = (tag, nbytes)
+    def buffers(self, tag, nbytes, slot=0):
+        # `slot`: a part's place in a composite producer; two parts of one kind get buffers of their own.
+        key = (tag, nbytes, slot)
         if key not in self.pool:
             self.pool[key] = [f32(nbytes).uniform_() for _ in range(self.reps)]
         return self.pool[key]
@@ -142,8 +143,7 @@ class Probe:
         return self.attn[key]
 
     def op(self, spec, role, slot=0):
-        """The op of repeat i for a producer or follower spec; `slot` is a part's place in a composite, so that two
-        parts of one kind touch buffers of their own."""
+        """The op of repeat i for a producer or follower spec; `slot` is its place in a composite producer."""
         if "+" in spec:
             ops = [self.op(part, role, j) for j, part in enumerate(spec.split("+"))]
             return lambda i: [o(i) for o in ops]
@@ -159,21 +159,21 @@ class Probe:
         if kind == "none":
             return lambda i: None
         if kind == "fill":
-            bufs = self.buffers("fill" if slot == 0 else f"fill{slot}", int(float(spec.split(":")[1]) * MB))
+            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB), slot)
             return lambda i: fill(bufs[i])
         if kind == "read":
-            bufs = self.buffers("read" if slot == 0 else f"read{slot}", int(float(spec.split(":")[1]) * MB))
+            bufs = self.buffers("read", int(float(spec.split(":")[1]) * MB), slot)
             return lambda i: read(produce_read_kernel, bufs[i], self.out, 8 * self.sms)
         if kind == "copy":
-            src, dst = self.buffers("copysrc", int(float(spec.split(":")[1]) * MB)), self.buffers(
-                "copydst", int(float(spec.split(":")[1]) * MB))
+            nbytes = int(float(spec.split(":")[1]) * MB)
+            src, dst = self.buffers("copysrc", nbytes, slot), self.buffers("copydst", nbytes, slot)
             return lambda i: dst[i].copy_(src[i])
         if kind == "fillread":
-            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB))
+            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB), slot)
             return lambda i: (fill(bufs[i]), read(produce_read_kernel, bufs[i], self.out, 8 * self.sms))
         if kind == "fillstream":
-            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB))
-            stream = self.buffers("stream", 96 * MB)
+            bufs = self.buffers("fill", int(float(spec.split(":")[1]) * MB), slot)
+            stream = self.buffers("stream", 96 * MB, slot)
             return lambda i: (fill(bufs[i]), read(produce_read_kernel, stream[i], self.out, 8 * self.sms))
         if kind == "gemm":
             return lambda i: self.h @ self.w[i]
