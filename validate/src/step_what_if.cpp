@@ -385,9 +385,9 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                                    workloads->of(w.before[i]), carry))
                   .first;
           if (c->second.ran_us <= 0 || c->second.next_us <= 0)
-            bad_edit(e.text, "a plan with no kernel time beyond the event timing's overhead (kernel_us " +
-                                 fmt::format("{:.2f} us for {}, {:.2f} us for {})", c->second.ran.kernel_us, running,
-                                             c->second.next.kernel_us, e.policy));
+            bad_edit(e.text, fmt::format("a plan with no kernel time beyond the event timing's overhead (kernel_us "
+                                         "{:.2f} us for {}, {:.2f} us for {})",
+                                         c->second.ran.kernel_us, running, c->second.next.kernel_us, e.policy));
         }
         layers += apply_policy(w.after[i], c->second, followers);
       }
