@@ -7,9 +7,11 @@ written MB cost h0 * exp(A / rho) us per MB, where A is what was touched after i
 times the MB written after it. A chunk with more than `cap` MB touched after it was evicted, and written back,
 before the attention started: it costs nothing. The sum saturates at S us.
 
-  scripts/l2_grid_law.py GRID_CSV [GRID_CSV ...] [--check CSV ...] [--follower ATTN] [--base gemm] [--no-stack]
+  scripts/l2_grid_law.py GRID_CSV [GRID_CSV ...] [--fit-also CSV ...] [--check CSV ...] [--follower ATTN]
+                         [--base gemm] [--no-stack]
 
-prints the fit (least squares over h0, rho, gamma, S, cap on a grid of values), each grid row against it, each
+prints the fit (least squares over h0, rho, gamma, S, cap on a grid of values; to the grid's rows with writes, and
+those of each --fit-also file against its own base), each grid row against it, each
 row of the --check files (fills, reads and copies; composites of them) against it, and the step stack's layers
 (docs/step.md §4) from their ops' bytes: the q prep as five kernels or fused, the 16 MiB copy.
 """
@@ -18,17 +20,13 @@ import itertools
 import math
 
 from l2_neighbours_table import load as probe_times
+from step_op_bytes import layer_ops
 
 CHUNKS = 40
-# The step stack's ops for 16 requests, (MB read, MB written), from their shapes (scripts/step_validation.py):
-# the split copy, the q-absorb BMM (W_UK 16.78 MB), torch.cat, the scale, the fp8 conversion; the fused kernel;
-# the 16 MiB block-table copy. RoPE + KV write moves under 0.05 MB and is left out.
-STACK_OPS = {
-    "qsep": [(0.79, 0.52), (17.30, 2.10), (2.36, 2.36), (2.36, 2.36), (2.36, 1.18)],
-    "qfused": [(17.57, 1.18)],
-    "copy": [(16.78, 16.78)],
-}
-LAYERS = {"before": ["qsep", "copy"], "fused": ["qfused", "copy"], "nocopy": ["qsep"]}
+# The step stack's layer at 16 requests x 4096 tokens with its 16 MiB copy, its ops' bytes from their shapes
+# (scripts/step_op_bytes.py, the file mlasim step --op-bytes reads).
+STACK = {"workload": {"heads": 128, "batch": {"context": 4096}, "page_size": 64}, "copy_mb": 16}
+LAYERS = {"before": (False, True), "fused": (True, True), "nocopy": (False, False)}
 
 
 def load(paths, follower, base):
@@ -77,13 +75,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("grid", nargs="+")
     ap.add_argument("--check", nargs="*", default=[])
+    ap.add_argument("--fit-also", nargs="*", default=[], help="more probe CSVs (fills, reads, copies) to fit to, "
+                    "each against its own base: other leases and designs")
     ap.add_argument("--follower", default="attn:16:4096:aiter-v1")
     ap.add_argument("--base", default="none", help="the producer the extra time is counted from (gemm for a plan "
                     "with partials: after none it follows its own)")
     ap.add_argument("--no-stack", action="store_true", help="leave out the step stack's layers")
     a = ap.parse_args()
     grid = load(a.grid, a.follower, a.base)
-    rows = [(ops_of(p), y) for p, y in grid.items() if ops_of(p) and any(w for _, w in ops_of(p))]
+    rows = []
+    for d in [grid] + [load([path], a.follower, a.base) for path in a.fit_also]:
+        rows += [(ops_of(p), y) for p, y in d.items() if ops_of(p) and any(w for _, w in ops_of(p))]
     rms, law = fit(rows)
     print("fit on {} rows: h0 {} us/MB, rho {} MB, gamma {}, S {} us, cap {} MB; rms {:.3f} us".format(len(rows), *law,
                                                                                                       rms))
@@ -99,7 +101,7 @@ def main():
         print(f"{' '.join(path)}: rms {math.sqrt(sum(e * e for e in errs) / len(errs)):.3f} us over {len(errs)} rows")
     if a.no_stack:
         return
-    layer = {name: cost([op for o in ops for op in STACK_OPS[o]], *law) for name, ops in LAYERS.items()}
+    layer = {name: cost(layer_ops(STACK, 16, fused, copy), *law) for name, (fused, copy) in LAYERS.items()}
     print("the step stack's layer before the attention (after the GEMM of the layer before): " +
           ", ".join(f"{k} {v:+.2f} us" for k, v in layer.items()))
     print(f"  fuse the q prep {layer['fused'] - layer['before']:+.2f} us, "

@@ -59,6 +59,11 @@ const ParamSlot kSlots[] = {
      false},
     {"events_overhead_us", &CostParams::events_overhead_us, nullptr, 0, kInf, false, ">= 0", false},
     {"events_kernel_overhead_us", &CostParams::events_kernel_overhead_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"l2_prior_writes_us_per_mb", &CostParams::l2_prior_writes_us_per_mb, nullptr, 0, kInf, false, ">= 0", false},
+    {"l2_prior_writes_rho_mb", &CostParams::l2_prior_writes_rho_mb, nullptr, 0, kInf, false, ">= 0", false},
+    {"l2_prior_writes_gamma", &CostParams::l2_prior_writes_gamma, nullptr, 0, 16, false, "in [0, 16]", false},
+    {"l2_prior_writes_max_us", &CostParams::l2_prior_writes_max_us, nullptr, 0, kInf, false, ">= 0", false},
+    {"l2_prior_writes_cap_mb", &CostParams::l2_prior_writes_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).

@@ -79,7 +79,12 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "stream_kernel_tbps",
                                                                 "stream_write_tbps",
                                                                 "events_overhead_us",
-                                                                "events_kernel_overhead_us"}));
+                                                                "events_kernel_overhead_us",
+                                                                "l2_prior_writes_us_per_mb",
+                                                                "l2_prior_writes_rho_mb",
+                                                                "l2_prior_writes_gamma",
+                                                                "l2_prior_writes_max_us",
+                                                                "l2_prior_writes_cap_mb"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
   ASSERT_EQ(all.size(), global_cost_param_keys().size() + 7 * kernel_classes().size());

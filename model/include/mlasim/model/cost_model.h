@@ -91,6 +91,16 @@ struct CostParams {
   // docs/step.md §3). 0: not measured, and the event interval stands for the device time.
   double events_overhead_us = 0;
   double events_kernel_overhead_us = 0;
+  // What the ops before an attention wrote into L2, and read after writing, costs its stage 1 (model/l2_prior_writes.h,
+  // the grid probe of docs/step.md §4): per MB written, the cost at nothing touched after it, the MB of reads after
+  // it that multiply that cost by e, the weight of writes after it against reads, the most it costs in all, and the
+  // MB touched after a write past which it was written back in time. 0 (us_per_mb, rho_mb, max_us or cap_mb): not
+  // measured on this GPU.
+  double l2_prior_writes_us_per_mb = 0;
+  double l2_prior_writes_rho_mb = 0;
+  double l2_prior_writes_gamma = 0;
+  double l2_prior_writes_max_us = 0;
+  double l2_prior_writes_cap_mb = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the global fallbacks filled in.

@@ -1,0 +1,28 @@
+#include "mlasim/model/l2_prior_writes.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlasim {
+
+L2PriorWrites l2_prior_writes_of(const CostParams& p) {
+  const L2PriorWrites law{p.l2_prior_writes_us_per_mb, p.l2_prior_writes_rho_mb, p.l2_prior_writes_gamma,
+                          p.l2_prior_writes_max_us, p.l2_prior_writes_cap_mb};
+  return law.known() ? law : L2PriorWrites{};
+}
+
+double l2_prior_writes_us(std::span<const OpBytes> ops, const L2PriorWrites& law) {
+  if (!law.known()) return 0;
+  double total = 0, after = 0, touched = 0;  // `after` weighs writes by gamma; `touched` counts every MB
+  for (auto op = ops.rbegin(); op != ops.rend() && touched <= law.cap_mb; ++op) {
+    const double r = op->read_mb / kL2PriorWritesChunks, w = op->written_mb / kL2PriorWritesChunks;
+    for (int c = 0; c < kL2PriorWritesChunks; ++c) {
+      if (w > 0 && touched + w <= law.cap_mb) total += w * law.us_per_mb * std::exp(after / law.rho_mb);
+      after += r + law.gamma * w;
+      touched += r + w;
+    }
+  }
+  return std::min(law.max_us, total);
+}
+
+}  // namespace mlasim

@@ -1,0 +1,63 @@
+// The law of what the ops before an attention wrote and read into L2 costs its stage 1 (model/l2_prior_writes.h):
+// its arithmetic on ops whose answer is known, and the properties the probes found (order matters, old writes cost
+// nothing, the cost saturates).
+#include "mlasim/model/l2_prior_writes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "mlasim/model/gpu.h"
+
+namespace mlasim {
+namespace {
+
+const L2PriorWrites kLaw{0.01, 10, 0.5, 1.5, 40};
+
+TEST(L2PriorWrites, WritesWithNothingAfterCostTheirRateAndTheirOwnLaterChunks) {
+  // gamma 0: nothing after a chunk weighs, so W MB cost W x us_per_mb.
+  EXPECT_NEAR(l2_prior_writes_us(std::vector<OpBytes>{{0, 20}}, {0.01, 10, 0, 1.5, 40}), 0.2, 1e-12);
+  // gamma 0.5: chunk k of 40 has (39 - k) chunks' writes after it, weighed by gamma.
+  double expected = 0;
+  for (int k = 0; k < kL2PriorWritesChunks; ++k) expected += 0.5 * 0.01 * std::exp((39 - k) * 0.5 * 0.5 / 10);
+  EXPECT_NEAR(l2_prior_writes_us(std::vector<OpBytes>{{0, 20}}, kLaw), expected, 1e-12);
+  // A read alone costs nothing.
+  EXPECT_EQ(l2_prior_writes_us(std::vector<OpBytes>{{32, 0}}, kLaw), 0);
+}
+
+TEST(L2PriorWrites, WritesWithReadsAfterThemCostMoreThanTheSameWritesLast) {
+  const std::vector<OpBytes> fill_then_read = {{0, 16}, {16, 0}}, read_then_fill = {{16, 0}, {0, 16}};
+  EXPECT_GT(l2_prior_writes_us(fill_then_read, kLaw), 2 * l2_prior_writes_us(read_then_fill, kLaw));
+  // The read then the fill costs what the fill alone does: reads before writes weigh nothing.
+  EXPECT_NEAR(l2_prior_writes_us(read_then_fill, kLaw), l2_prior_writes_us(std::vector<OpBytes>{{0, 16}}, kLaw), 1e-12);
+}
+
+TEST(L2PriorWrites, WritesWithMoreThanCapTouchedAfterThemCostNothing) {
+  // 8 MB written, then 48 MB read: every written chunk has more than 40 MB touched after it.
+  EXPECT_EQ(l2_prior_writes_us(std::vector<OpBytes>{{0, 8}, {48, 0}}, kLaw), 0);
+  // Ops before the one that takes the traffic past cap change nothing.
+  const std::vector<OpBytes> near = {{0, 4}, {30, 0}}, with_old = {{0, 64}, {50, 0}, {0, 4}, {30, 0}};
+  EXPECT_NEAR(l2_prior_writes_us(with_old, kLaw), l2_prior_writes_us(near, kLaw), 1e-12);
+}
+
+TEST(L2PriorWrites, TheCostSaturates) {
+  EXPECT_EQ(l2_prior_writes_us(std::vector<OpBytes>{{0, 24}, {32, 0}}, kLaw), 1.5);
+}
+
+TEST(L2PriorWrites, AProfileWithoutTheLawCostsNothing) {
+  CostParams p;
+  EXPECT_FALSE(l2_prior_writes_of(p).known());
+  EXPECT_EQ(l2_prior_writes_us(std::vector<OpBytes>{{0, 24}, {32, 0}}, l2_prior_writes_of(p)), 0);
+  p.l2_prior_writes_us_per_mb = 0.01;
+  p.l2_prior_writes_rho_mb = 10;
+  p.l2_prior_writes_max_us = 1.5;
+  EXPECT_FALSE(l2_prior_writes_of(p).known());  // no cap
+  p.l2_prior_writes_cap_mb = 40;
+  EXPECT_TRUE(l2_prior_writes_of(p).known());
+  // The H100's profile carries the law fitted to its grid probe.
+  EXPECT_TRUE(l2_prior_writes_of(cost_params_for(load_gpu("h100"))).known());
+}
+
+}  // namespace
+}  // namespace mlasim
