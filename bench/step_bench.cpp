@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "mlasim/model/gpu.h"
+#include "mlasim/sim/workload.h"
 #include "mlasim/validate/kernel_trace.h"
+#include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
 #include "mlasim/validate/step_what_if.h"
 
@@ -68,6 +71,29 @@ void BM_StepTenThousandKernels(benchmark::State& state) {
   state.counters["kernels"] = 10000;
 }
 BENCHMARK(BM_StepTenThousandKernels)->Unit(benchmark::kMillisecond);
+
+// The same with the ops' bytes given (mlasim step --op-bytes, the step stack's file) on an H100: every kernel takes
+// its bytes, and the fuse and the removal weigh what the ops wrote and read into L2 for each of the 1000 stage 1s.
+void BM_StepTenThousandKernelsWithOpBytes(benchmark::State& state) {
+  const std::string text = trace_of(100, 10);
+  const StepRules rules = load_step_rules("mlasim-torch");
+  const std::vector<StepEdit> edits = {parse_step_edit("fuse=q_prep:bytes=18743296:written=1179648"),
+                                       parse_step_edit("remove=copy"), parse_step_edit("gaps=1")};
+  sim::Workload workload;
+  workload.gpu = "h100";
+  workload.batch = sim::BatchSpec::uniform(16, 4096);
+  workload.heads = 128;
+  const sim::WorkloadContext ctx = sim::resolve(workload);
+  const OpBytesRules bytes = load_op_bytes(data_dir() + "/measurements/h100/step_interleaved/run1/op_bytes.json");
+  for (auto _ : state) {
+    const KernelTrace trace = parse_kernel_trace(text, "bench");
+    const StepAnalysis a = analyse_steps(trace, rules, {});
+    const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes});
+    benchmark::DoNotOptimize(w.after_summary.time_us);
+  }
+  state.counters["kernels"] = 10000;
+}
+BENCHMARK(BM_StepTenThousandKernelsWithOpBytes)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace mlasim::validate

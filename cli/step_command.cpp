@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct StepCommandOptions {
   std::string trace;
   std::string rules = "mlasim-torch";
   std::vector<std::string> edits;
+  std::string op_bytes;
   std::string policy = "aiter-v1";
   CLI::Option* policy_flag = nullptr;
   int skip = 0;
@@ -143,7 +145,10 @@ void run_step(const StepCommandOptions& o) {
   const validate::KernelTrace trace = validate::read_kernel_trace(o.trace);
   const validate::StepAnalysis a = validate::analyse_steps(trace, rules, {o.skip, o.step_gap_us, !o.no_markers});
   const sim::MetadataCostModel metadata_cost = sim::load_metadata_cost();
-  const validate::StepWhatIf w = validate::apply_step_edits(a, edits, {&ctx, policy, &metadata_cost});
+  std::optional<validate::OpBytesRules> op_bytes;
+  if (!o.op_bytes.empty()) op_bytes = validate::load_op_bytes(o.op_bytes);
+  const validate::StepWhatIf w =
+      validate::apply_step_edits(a, edits, {&ctx, policy, &metadata_cost, op_bytes ? &*op_bytes : nullptr});
   const validate::MetadataBuild build = validate::metadata_build(metadata_cost, policy, ctx);
   if (o.format == "text") {
     write_stdout(text_report(a, w, ctx, build, o.steps));
@@ -206,6 +211,10 @@ void add_step_command(CLI::App& app) {
                   "policy=SPEC | fuse=SEL[+SEL...][:us=T|:bytes=B[:written=W]] | remove=SEL[+SEL...] | gaps=T | "
                   "metadata=host|device-serial|device-parallel (SEL: a step class or re:REGEX); repeat, applied in "
                   "order");
+  cmd->add_option("--op-bytes", o->op_bytes,
+                  "JSON of the bytes each kernel reads and writes ({ops: [{match, read_bytes, written_bytes, "
+                  "..._per_request}]}): fuse and remove edits then weigh what they change in L2 for the attention "
+                  "after");
   o->policy_flag = cmd->add_option("--policy", o->policy,
                                    "the split policy that planned the traced MLA kernels (default: the scenario's "
                                    "policy A, else aiter-v1)");

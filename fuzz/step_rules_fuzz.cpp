@@ -1,6 +1,10 @@
 // Step name rules (validate::step_rules_from_json, data/step/*.json) and the classes they give a few kernel names;
-// the same text as a step edit (validate::parse_step_edit), the other way a user's regex reaches std::regex.
+// the same text as a step edit (validate::parse_step_edit), the other way a user's regex reaches std::regex, and as
+// an op-bytes file (validate::op_bytes_from_json), whose bytes must come out finite and not negative.
+#include <cmath>
+
 #include "fuzz_contract.h"
+#include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_rules.h"
 #include "mlasim/validate/step_what_if.h"
 
@@ -20,6 +24,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::expect_result_or_input_error([&] {
     const validate::StepEdit edit = validate::parse_step_edit(text);
     fuzz::require(edit.text == text, "an edit that does not keep its text");
+  });
+  fuzz::expect_result_or_input_error([&] {
+    const validate::OpBytesRules ops = validate::op_bytes_from_json(text, "fuzz.json");
+    fuzz::require(!ops.entries.empty(), "op bytes read without an entry");
+    for (const validate::StepKernel& k : {validate::StepKernel{"q_absorb_bmm_kernel", "q_prep", 4, 1, {}},
+                                          validate::StepKernel{"memcpy128", "copy", 10, 1, {}}})
+      if (const auto b = ops.of(k, 65536))
+        fuzz::require(
+            std::isfinite(b->read_mb) && std::isfinite(b->written_mb) && b->read_mb >= 0 && b->written_mb >= 0,
+            "op bytes that are not finite and >= 0");
   });
   return 0;
 }

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 
+from step_op_bytes import op_bytes
 from stream_kernel_check import qprep_bytes
 
 
@@ -58,8 +59,18 @@ def rules_without_batch_from(folder):
     return path
 
 
-def step(mlasim, trace, workload, edits=(), rules=None):
+def write_op_bytes(folder, events):
+    """The stack's ops' bytes (scripts/step_op_bytes.py), written next to the predictions."""
+    path = os.path.join(folder, "op_bytes.json")
+    with open(path, "w") as f:
+        json.dump(op_bytes(events), f, indent=2)
+        f.write("\n")
+    return path
+
+
+def step(mlasim, trace, workload, edits=(), rules=None, ops=None):
     args = [mlasim, "step", "--trace", trace, *workload, "--format", "json"] + (["--rules", rules] if rules else [])
+    args += ["--op-bytes", ops] if ops else []
     for e in edits:
         args += ["--edit", e]
     return json.loads(subprocess.check_output(args)), args[1:]
@@ -77,16 +88,18 @@ def main():
     if not rounds:
         rounds = ["1"]
         trace_of = lambda variant, r: os.path.join(folder, f"{variant}.json.gz")
+    ops = write_op_bytes(folder, events)
     out, rows = [], []
     for r in rounds:
         for base, name, edit, what, rules in changes(events):
             rules_path = rules_without_batch_from(folder) if rules == "no-batch-from" else None
             before_trace = trace_of(base, r)
             before = step(mlasim, before_trace, workload)[0]["measured"]["step_us"]
-            predicted, command = step(mlasim, before_trace, workload, [edit], rules_path)
+            predicted, command = step(mlasim, before_trace, workload, [edit], rules_path, ops)
             measured = step(mlasim, trace_of(name, r), workload)[0]["measured"]["step_us"]
             p, m = predicted["edited"]["step_us"], measured
             dp, dm = p / before - 1, m / before - 1
+            command = [c.replace(ops, os.path.relpath(ops)) for c in command]
             if rules_path:
                 command = [c.replace(rules_path, os.path.relpath(rules_path)) for c in command]
                 name += " (no batch_from)"
@@ -94,6 +107,7 @@ def main():
                         "before_trace": os.path.basename(before_trace),
                         "after_trace": os.path.basename(trace_of(name.split(" ")[0], r)),
                         "rules": os.path.basename(rules_path) if rules_path else None,
+                        "op_bytes": os.path.basename(ops),
                         "command": "mlasim " + " ".join(command),
                         "before_us": before, "predicted_us": p, "measured_us": m,
                         "predicted_change_pct": dp * 100, "measured_change_pct": dm * 100,

@@ -97,6 +97,9 @@ int main(int argc, char** argv) {
                  "scenario's workload and the policy that ran its policy A");
   std::vector<std::string> step_edits;
   cli.add_option("--edit", step_edits, "with --step: an edit as mlasim step --edit takes it; repeat");
+  std::string step_op_bytes;
+  cli.add_option("--op-bytes", step_op_bytes,
+                 "with --step: the bytes each kernel reads and writes, as mlasim step --op-bytes takes them");
   std::vector<std::string> measurements;
   std::string gpu = "h100";
   std::string out_dir;
@@ -139,6 +142,7 @@ int main(int argc, char** argv) {
       QString edits;
       for (const std::string& e : step_edits) edits += QString::fromStdString(e) + QLatin1Char(' ');
       if (!window.open_step_trace(QString::fromStdString(open_step)) ||
+          !window.step_view()->set_op_bytes(QString::fromStdString(step_op_bytes)) ||
           !window.step_view()->set_edits(edits.trimmed())) {
         std::cerr << "mlasim-gui: error: " << window.step_view()->last_error().toStdString() << "\n";
         return 2;

@@ -116,12 +116,25 @@ bool StepView::set_edits(const QString& edits) {
   return false;
 }
 
+bool StepView::set_op_bytes(const QString& path) {
+  std::optional<validate::OpBytesRules> read;
+  try {
+    if (!path.isEmpty()) read = validate::load_op_bytes(path.toStdString());
+  } catch (const InputError& e) {
+    return show_error(e);
+  }
+  std::swap(op_bytes_, read);
+  if (update()) return true;
+  std::swap(op_bytes_, read);
+  return false;
+}
+
 bool StepView::update() {
   if (!analysis_) return true;
   try {
     if (!metadata_cost_) metadata_cost_ = sim::load_metadata_cost();
-    validate::StepWhatIf w =
-        validate::apply_step_edits(*analysis_, edits_parsed_, {workload_.get(), ran_policy_, &*metadata_cost_});
+    validate::StepWhatIf w = validate::apply_step_edits(
+        *analysis_, edits_parsed_, {workload_.get(), ran_policy_, &*metadata_cost_, op_bytes_ ? &*op_bytes_ : nullptr});
     what_if_ = std::move(w);
   } catch (const InputError& e) {
     return show_error(e);

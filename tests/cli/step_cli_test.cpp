@@ -54,8 +54,10 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       std::string workload;
       for (const auto& arg : p["workload"]) workload += " " + arg.get<std::string>();
       const std::string rules = p["rules"].is_null() ? "" : " --rules " + dir + p["rules"].get<std::string>();
+      const std::string ops =
+          p.value("op_bytes", std::string()).empty() ? "" : " --op-bytes " + dir + p["op_bytes"].get<std::string>();
       const nlohmann::json j = step_json("--trace " + dir + p["before_trace"].get<std::string>() + workload + rules +
-                                         " --edit " + p["edit"].get<std::string>());
+                                         ops + " --edit " + p["edit"].get<std::string>());
       EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << folder << p["edit"];
       EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << folder << p["change"];
       const nlohmann::json after = step_json("--trace " + dir + p["after_trace"].get<std::string>() + workload);
@@ -106,8 +108,18 @@ TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("uplift"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("remove=copy: 8 kernels per step removed"), std::string::npos) << text.out;
-  // A removed op's effect on the kernels after it is not predicted, and the line says so.
-  EXPECT_NE(text.out.find("removed; the kernels after keep their measured times"), std::string::npos) << text.out;
+  // Without the ops' bytes a removed op's effect on the kernels after it is not predicted, and the line says so.
+  EXPECT_NE(text.out.find("removed; the kernels after keep their measured times (the ops' bytes are not given "
+                          "(--op-bytes)"),
+            std::string::npos)
+      << text.out;
+  // With them, each layer's stage 1 takes the change of what the ops before it wrote and read into L2.
+  const CliResult ops = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kWorkload +
+                                " --edit remove=copy --op-bytes " + kStepDir + "op_bytes.json");
+  ASSERT_EQ(ops.code, 0) << ops.err;
+  EXPECT_NE(ops.out.find("removed; the 8 stage-1 kernels per step after them -0.49 us each"), std::string::npos)
+      << ops.out;
+  EXPECT_NE(ops.out.find("the other kernels after keep their measured times"), std::string::npos) << ops.out;
   const CliResult csv = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kWorkload + " --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("metric,measured,edited\nstep_us,", 0), 0u) << csv.out;

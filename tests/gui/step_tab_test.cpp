@@ -68,6 +68,25 @@ class StepTabTest : public QObject {
     QCOMPARE(pixels_of(p, edited_y, attention, p.width() * 3 / 4, p.width()), 0);
   }
 
+  void the_ops_bytes_weigh_a_removed_op_as_mlasim_step_does() {
+    QVERIFY(window_->open_step_trace(kTrace));
+    StepView* view = window_->step_view();
+    QVERIFY(view->set_edits(QStringLiteral("remove=copy")));
+    const double without = view->what_if()->after_summary.time_us;
+    QVERIFY2(view->set_op_bytes(QStringLiteral(MLASIM_DATA_DIR "/measurements/h100/step/op_bytes.json")),
+             qPrintable(view->last_error()));
+    // The CLI's prediction of this edit with these bytes (data/measurements/h100/step/predictions.json, round 1).
+    QVERIFY2(std::abs(view->what_if()->after_summary.time_us - 1703.00) < 0.01,
+             qPrintable(QString::number(view->what_if()->after_summary.time_us)));
+    QVERIFY(view->what_if()->after_summary.time_us < without);
+    // A bad file keeps the bytes that were read; none again gives the step without them.
+    QVERIFY(!view->set_op_bytes(QStringLiteral("/nonexistent/op_bytes.json")));
+    QVERIFY(view->last_error().startsWith(QStringLiteral("op-bytes: ")));
+    QVERIFY(std::abs(view->what_if()->after_summary.time_us - 1703.00) < 0.01);
+    QVERIFY(view->set_op_bytes(QString()));
+    QCOMPARE(view->what_if()->after_summary.time_us, without);
+  }
+
   void a_bad_edit_keeps_the_last_step() {
     QVERIFY(window_->open_step_trace(kTrace));
     StepView* view = window_->step_view();

@@ -3,15 +3,18 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/l2_prior_writes.h"
 #include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/trace_device_time.h"
 #include "mlasim/validate/kernel_trace.h"
+#include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
 #include "mlasim/validate/step_rules.h"
 #include "mlasim/validate/step_what_if.h"
@@ -602,6 +605,106 @@ TEST_F(StepEdits, AMetadataEditPutsTheModelledBuildInTheStep) {
   // An implementation the model does not know is named.
   edits = {parse_step_edit("metadata=gpu-magic")};
   EXPECT_THROW(apply_step_edits(a, edits, {&ctx, "aiter-v1", &model}), InputError);
+}
+
+// An op-bytes file written for a test, removed after it.
+class OpBytesFile {
+ public:
+  explicit OpBytesFile(const std::string& text)
+      : path_((std::filesystem::temp_directory_path() /
+               ("mlasim_op_bytes_" + std::to_string(reinterpret_cast<uintptr_t>(this)) + ".json"))
+                  .string()) {
+    std::ofstream(path_) << text;
+  }
+  ~OpBytesFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The test layer's ops: the q-absorb BMM, the cat, RoPE (per request), the copy, the attention, its reduce, the GEMM.
+const char* kLayerBytes = R"({"description": "test layer", "ops": [
+  {"match": "re:q_absorb", "read_bytes": 17e6, "written_bytes": 2e6},
+  {"match": "re:CatArray", "read_bytes": 2e6, "written_bytes": 2e6},
+  {"match": "rope_kv_write", "read_bytes_per_request": 1e4, "written_bytes_per_request": 1e4},
+  {"match": "copy", "read_bytes": 16e6, "written_bytes": 16e6},
+  {"match": "mla_stage1", "read_bytes": 75e6, "written_bytes": 2e6},
+  {"match": "mla_reduce", "read_bytes": 3e6, "written_bytes": 1e6},
+  {"match": "other", "read_bytes": 134e6, "written_bytes": 1e5}]})";
+
+TEST(OpBytes, EachKernelTakesTheFirstMatchingEntryAtTheStepsRequests) {
+  const OpBytesFile f(kLayerBytes);
+  const OpBytesRules r = load_op_bytes(f.path());
+  ASSERT_EQ(r.entries.size(), 7u);
+  EXPECT_EQ(r.description, "test layer");
+  const std::optional<OpBytes> rope = r.of({"rope_kv_write_kernel", "rope_kv_write", 3, 1, {}}, 16);
+  ASSERT_TRUE(rope);
+  EXPECT_DOUBLE_EQ(rope->read_mb, 0.16);
+  EXPECT_DOUBLE_EQ(rope->written_mb, 0.16);
+  EXPECT_DOUBLE_EQ(r.of({"q_absorb_bmm_kernel", "q_prep", 4, 1, {}}, 16)->read_mb, 17);
+  const OpBytesFile partial(R"({"ops": [{"match": "copy", "read_bytes": 1e6}]})");
+  EXPECT_FALSE(load_op_bytes(partial.path()).of({"q_absorb_bmm_kernel", "q_prep", 4, 1, {}}, 16));
+}
+
+TEST(OpBytes, BadFilesNameTheField) {
+  const auto message = [](const std::string& text) {
+    const OpBytesFile f(text);
+    try {
+      load_op_bytes(f.path());
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "op-bytes");
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << text;
+    return std::string();
+  };
+  EXPECT_NE(message("{").find("JSON"), std::string::npos);
+  EXPECT_NE(message(R"({"ops": []})").find("ops"), std::string::npos);
+  EXPECT_NE(message(R"({"ops": [{"match": "attention"}]})").find("ops[0].match"), std::string::npos);
+  EXPECT_NE(message(R"({"ops": [{"match": "re:("}]})").find("ops[0].match"), std::string::npos);
+  EXPECT_NE(message(R"({"ops": [{"match": "copy", "read_bytes": -1}]})").find("ops[0].read_bytes"), std::string::npos);
+  EXPECT_NE(message(R"({"ops": [{"match": "copy", "bytes": 1}]})").find("bytes"), std::string::npos);
+  EXPECT_THROW(load_op_bytes("/nonexistent/op_bytes.json"), InputError);
+}
+
+TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead) {
+  const sim::WorkloadContext ctx = h100_context();
+  const L2PriorWrites law = l2_prior_writes_of(ctx.params);
+  ASSERT_TRUE(law.known());
+  const OpBytesFile f(kLayerBytes);
+  const OpBytesRules bytes = load_op_bytes(f.path());
+  const std::vector<StepEdit> edits = {parse_step_edit("remove=copy")};
+  const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes});
+  // Before each stage 1: the BMM, the cat, RoPE (16 requests) and the copy (the BMM takes the traffic past cap);
+  // after the removal: the three, then the GEMM of the layer before, or the step's start for the first layer.
+  const OpBytes bmm{17, 2}, cat{2, 2}, rope{0.16, 0.16}, copy{16, 16}, gemm{134, 0.1};
+  const double before = l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope, copy}, law);
+  const double first = l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope}, law);
+  const double second = l2_prior_writes_us(std::vector<OpBytes>{gemm, bmm, cat, rope}, law);
+  ASSERT_GT(before, first + 0.1);
+  EXPECT_NEAR(w.after_summary.class_us.at("mla_stage1"), 2 * 50.0 + (first - before) + (second - before), 1e-9);
+  EXPECT_NEAR(w.after_summary.time_us, 2 * 95.0 + 11 + (first - before) + (second - before), 1e-9);
+  EXPECT_NE(w.notes[0].find("the 2 stage-1 kernels per step after them"), std::string::npos) << w.notes[0];
+  EXPECT_NE(w.notes[0].find("the other kernels after keep their measured times"), std::string::npos) << w.notes[0];
+  // A fused kernel given by its bytes takes part; one given by its time has none, and the stage 1s keep theirs.
+  const std::vector<StepEdit> fuse = {parse_step_edit("fuse=q_prep:bytes=19e6:written=1e6")};
+  const StepWhatIf fw = apply_step_edits(a, fuse, {&ctx, "aiter-v1", nullptr, &bytes});
+  const double fused = l2_prior_writes_us(std::vector<OpBytes>{{18, 1}, rope, copy}, law);
+  EXPECT_NEAR(fw.after_summary.class_us.at("mla_stage1"), 2 * (50.0 + fused - before), 1e-9);
+  const std::vector<StepEdit> by_time = {parse_step_edit("fuse=q_prep:us=5")};
+  const StepWhatIf tw = apply_step_edits(a, by_time, {&ctx, "aiter-v1", nullptr, &bytes});
+  EXPECT_DOUBLE_EQ(tw.after_summary.class_us.at("mla_stage1"), 100.0);
+  EXPECT_NE(tw.notes[0].find("as a kernel fused by its time (us=) has none"), std::string::npos) << tw.notes[0];
+  // Without the ops' bytes, or on a GPU without the law, the stage 1s keep their times and the line says why.
+  const StepWhatIf none = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, nullptr});
+  EXPECT_DOUBLE_EQ(none.after_summary.class_us.at("mla_stage1"), 100.0);
+  EXPECT_NE(none.notes[0].find("the ops' bytes are not given (--op-bytes)"), std::string::npos) << none.notes[0];
+  sim::WorkloadContext unmeasured = ctx;
+  unmeasured.params.l2_prior_writes_us_per_mb = 0;
+  const StepWhatIf u = apply_step_edits(a, edits, {&unmeasured, "aiter-v1", nullptr, &bytes});
+  EXPECT_DOUBLE_EQ(u.after_summary.class_us.at("mla_stage1"), 100.0);
+  EXPECT_NE(u.notes[0].find("no L2 prior-writes law measured on h100"), std::string::npos) << u.notes[0];
 }
 
 TEST(StepEditParsing, BadEditsAreNamed) {

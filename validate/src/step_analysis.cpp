@@ -29,7 +29,7 @@ DecodeStep make_step(int index, const std::vector<const TraceKernel*>& kernels, 
   double latest_end = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const TraceKernel& k = *kernels[i];
-    StepKernel out{k.name, rules.classify(k.name), 0, 0};
+    StepKernel out{k.name, rules.classify(k.name), 0, 0, std::nullopt};
     if (i == 0) {
       out.exposed_us = k.end_us - k.start_us;
       latest_end = k.end_us;

@@ -7,19 +7,79 @@
 #include <regex>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/l2_prior_writes.h"
 #include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/trace_device_time.h"
 #include "mlasim/validate/name_regex.h"
+#include "mlasim/validate/step_selector.h"
 
 namespace mlasim::validate {
 namespace {
 
-// What a fuse or remove edit leaves out: the kernels after the ops it changes ran faster or slower by what those
-// ops wrote and read into L2, in order (docs/step.md §4, the neighbours and order probes), with no law found yet.
-constexpr const char* kNeighboursKept =
-    "the kernels after keep their measured times (their response to what these ops wrote and read in L2 is not "
-    "modelled, docs/step.md §4)";
+// What a fuse or remove edit changes for the kernels after it: the attention's stage 1 runs slower by what the ops
+// before it wrote, and read after writing, into L2 (model/l2_prior_writes.h), where the profile has the law and the
+// user gave the ops' bytes (--op-bytes); every other kernel after keeps its measured time.
+constexpr const char* kOthersKept =
+    "the other kernels after keep their measured times (their response to what these ops wrote and read in L2 is "
+    "not modelled, docs/step.md §4)";
+
+// The extra time of each stage 1 of a step by what the ops before it wrote and read into L2, in the order of the
+// step's stage-1 kernels; none where an op within the law's cap_mb before it has no bytes. Ops are collected back
+// to the one that takes the traffic past cap_mb, or to the step's start (the step before is left out).
+std::vector<std::optional<double>> prior_writes_us(const DecodeStep& s, const L2PriorWrites& law) {
+  std::vector<std::optional<double>> out;
+  std::vector<OpBytes> ops;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    if (s.kernels[i].kernel_class != "mla_stage1") continue;
+    ops.clear();
+    double touched = 0;
+    bool known = true;
+    for (size_t j = i; j-- > 0 && touched <= law.cap_mb;) {
+      if (!s.kernels[j].bytes) {
+        known = false;
+        break;
+      }
+      ops.push_back(*s.kernels[j].bytes);
+      touched += ops.back().touched_mb();
+    }
+    std::reverse(ops.begin(), ops.end());
+    out.push_back(known ? std::optional<double>(l2_prior_writes_us(ops, law)) : std::nullopt);
+  }
+  return out;
+}
+
+// How an edit changed the stage 1s after the ops it fused or removed (prior_writes_us before and after it).
+struct PriorWritesChange {
+  int changed = 0, unknown = 0;  // stage 1s that took the change; that kept their time for want of an op's bytes
+  double before_us = 0, after_us = 0, delta_us = 0;  // sums over the changed ones
+};
+
+PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
+                                     const std::vector<std::vector<std::optional<double>>>& before,
+                                     const L2PriorWrites& law) {
+  PriorWritesChange c;
+  for (size_t i = 0; i < edited.size(); ++i) {
+    const std::vector<std::optional<double>> after = prior_writes_us(edited[i], law);
+    size_t k = 0;
+    for (StepKernel& kernel : edited[i].kernels) {
+      if (kernel.kernel_class != "mla_stage1") continue;
+      const bool paired = after.size() == before[i].size();
+      if (!paired || !before[i][k] || !after[k]) {
+        ++c.unknown;
+      } else {
+        const double d = *after[k] - *before[i][k];
+        kernel.exposed_us = std::max(0.0, kernel.exposed_us + d);
+        ++c.changed;
+        c.before_us += *before[i][k];
+        c.after_us += *after[k];
+        c.delta_us += d;
+      }
+      ++k;
+    }
+  }
+  return c;
+}
 
 constexpr const char* kForms =
     "policy=SPEC, fuse=SEL[+SEL...][:us=T|:bytes=B[:written=W]], remove=SEL[+SEL...], gaps=T or metadata=IMPL";
@@ -70,30 +130,6 @@ std::vector<std::string> parse_selectors(const std::string& text, const std::str
     begin = plus + 1;
   }
 }
-
-// Whether a kernel matches any selector.
-class Selector {
- public:
-  explicit Selector(const std::vector<std::string>& selectors) {
-    for (const std::string& s : selectors) {
-      if (s.rfind("re:", 0) == 0)
-        patterns_.push_back(name_regex(s.substr(3), "re:"));
-      else
-        classes_.push_back(s);
-    }
-  }
-  bool operator()(const StepKernel& k) const {
-    if (std::find(classes_.begin(), classes_.end(), k.kernel_class) != classes_.end()) return true;
-    if (patterns_.empty()) return false;
-    const std::string head = k.name.substr(0, StepRules::kMaxMatchedChars);  // as the rules match names
-    return std::any_of(patterns_.begin(), patterns_.end(),
-                       [&](const std::regex& p) { return std::regex_search(head, p); });
-  }
-
- private:
-  std::vector<std::string> classes_;
-  std::vector<std::regex> patterns_;
-};
 
 double median_gap(const DecodeStep& s) {
   std::vector<double> gaps;
@@ -168,7 +204,7 @@ int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers) {
     stage1.exposed_us = next_reduces ? attention * stage1_share : attention;
     out.push_back(stage1);
     if (next_reduces && !reduced)
-      out.push_back({"mla_reduce (predicted)", "mla_reduce", attention - stage1.exposed_us, launch_gap});
+      out.push_back({"mla_reduce (predicted)", "mla_reduce", attention - stage1.exposed_us, launch_gap, std::nullopt});
     if (!reduced) continue;
     for (size_t m = i + 1; m < reduce_at; ++m) out.push_back(s.kernels[m]);
     if (next_reduces) {
@@ -182,7 +218,8 @@ int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers) {
   return layers;
 }
 
-int fuse_runs(DecodeStep& s, const Selector& match, const std::optional<double>& us, double fused_us) {
+int fuse_runs(DecodeStep& s, const StepSelector& match, const std::optional<double>& us, double fused_us,
+              const std::optional<OpBytes>& fused_bytes) {
   std::vector<StepKernel> out;
   int runs = 0;
   for (size_t i = 0; i < s.kernels.size();) {
@@ -195,7 +232,7 @@ int fuse_runs(DecodeStep& s, const Selector& match, const std::optional<double>&
     while (j < s.kernels.size() && match(s.kernels[j])) ++j;
     ++runs;
     out.push_back({fmt::format("fused({} kernels from {})", j - i, s.kernels[i].name), cls, us.value_or(fused_us),
-                   s.kernels[i].gap_us});
+                   s.kernels[i].gap_us, fused_bytes});
     i = j;
   }
   s.kernels = std::move(out);
@@ -213,17 +250,17 @@ void replace_metadata(DecodeStep& s, const std::string& name, double us) {
       out.push_back(k);
       continue;
     }
-    if (!placed) out.push_back({name, "metadata", us, k.gap_us});
+    if (!placed) out.push_back({name, "metadata", us, k.gap_us, std::nullopt});
     placed = true;
   }
   if (!placed) {
     if (!out.empty()) out.front().gap_us = gap;
-    out.insert(out.begin(), {name, "metadata", us, 0.0});
+    out.insert(out.begin(), {name, "metadata", us, 0.0, std::nullopt});
   }
   s.kernels = std::move(out);
 }
 
-int remove_kernels(DecodeStep& s, const Selector& match) {
+int remove_kernels(DecodeStep& s, const StepSelector& match) {
   const size_t before = s.kernels.size();
   std::erase_if(s.kernels, match);
   if (!s.kernels.empty()) s.kernels.front().gap_us = 0;  // a step's first kernel has no gap before it
@@ -281,6 +318,47 @@ class StepWorkloads {
   std::string source_;
   std::map<int, sim::WorkloadContext> resized_;
 };
+
+std::vector<std::vector<std::optional<double>>> prior_writes_of(const std::vector<DecodeStep>& steps,
+                                                                const L2PriorWrites& law) {
+  std::vector<std::vector<std::optional<double>>> out;
+  for (const DecodeStep& s : steps) out.push_back(prior_writes_us(s, law));
+  return out;
+}
+
+// Applies the change of what the ops before each stage 1 wrote and read into L2 (after a fuse or remove edit), and
+// says what it did, or why it did nothing.
+std::string weigh_prior_writes(std::vector<DecodeStep>& edited,
+                               const std::vector<std::vector<std::optional<double>>>& before, const L2PriorWrites& law,
+                               const WhatIfContext& context, bool fused_by_time) {
+  std::string why_not;
+  if (!law.known())
+    why_not = fmt::format("no L2 prior-writes law measured on {}",
+                          context.workload ? context.workload->gpu.name : std::string("this GPU (no profile)"));
+  else if (!context.op_bytes)
+    why_not = "the ops' bytes are not given (--op-bytes)";
+  if (!why_not.empty())
+    return fmt::format(
+        "the kernels after keep their measured times ({}; their response to what these ops wrote and read in L2 is "
+        "not modelled, docs/step.md §3)",
+        why_not);
+  const PriorWritesChange c = apply_prior_writes(edited, before, law);
+  const double steps = static_cast<double>(edited.size());
+  std::string out;
+  if (c.changed > 0)
+    out = fmt::format(
+        "the {} stage-1 kernels per step after them {:+.2f} us each (what the ops before each wrote and read into "
+        "L2: {:.2f} -> {:.2f} us, l2_prior_writes, docs/step.md §3)",
+        c.changed / steps, c.delta_us / c.changed, c.before_us / c.changed, c.after_us / c.changed);
+  if (c.changed == 0 && c.unknown == 0) out = "no stage-1 kernel follows them";
+  if (c.unknown > 0)
+    out += fmt::format(
+        "{}{} stage-1 kernels per step keep their measured times (an op less than {:.0f} MB of "
+        "traffic before them has no bytes in {}{})",
+        out.empty() ? "" : "; ", c.unknown / steps, law.cap_mb, context.op_bytes->origin,
+        fused_by_time ? ", as a kernel fused by its time (us=) has none" : "");
+  return out + "; " + kOthersKept;
+}
 
 }  // namespace
 
@@ -365,6 +443,12 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
+  // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
+  const L2PriorWrites law = context.workload ? l2_prior_writes_of(context.workload->params) : L2PriorWrites{};
+  if (context.op_bytes)
+    for (size_t i = 0; i < w.after.size(); ++i)
+      for (StepKernel& k : w.after[i].kernels)
+        k.bytes = context.op_bytes->of(k, w.step_requests.empty() ? w.after[i].batch : w.step_requests[i]);
   for (const StepEdit& e : edits) {
     const double before_us = summarize(w.after).time_us;
     std::string did;
@@ -468,18 +552,25 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
               p.stream_kernel_us, (*e.bytes - written) / 1e6, p.stream_kernel_tbps, written / 1e6,
               stream_write_tbps_of(p));
       }
-      const Selector match(e.selectors);
+      const StepSelector match(e.selectors);
+      const std::optional<OpBytes> fused_bytes =
+          e.bytes ? std::optional<OpBytes>({(*e.bytes - e.written.value_or(0)) / 1e6, e.written.value_or(0) / 1e6})
+                  : std::nullopt;
+      const auto prior = prior_writes_of(w.after, law);
       int runs = 0;
-      for (DecodeStep& s : w.after) runs += fuse_runs(s, match, e.us, fused_us);
+      for (DecodeStep& s : w.after) runs += fuse_runs(s, match, e.us, fused_us, fused_bytes);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
-                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us), costed, kNeighboursKept);
+                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us), costed,
+                        weigh_prior_writes(w.after, prior, law, context, e.us.has_value()));
     } else if (e.kind == StepEdit::Kind::remove) {
-      const Selector match(e.selectors);
+      const StepSelector match(e.selectors);
+      const auto prior = prior_writes_of(w.after, law);
       int removed = 0;
       for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
-      did = fmt::format("{} kernels per step removed; {}", removed / static_cast<int>(w.after.size()), kNeighboursKept);
+      did = fmt::format("{} kernels per step removed; {}", removed / static_cast<int>(w.after.size()),
+                        weigh_prior_writes(w.after, prior, law, context, false));
     } else {
       for (DecodeStep& s : w.after)
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;

@@ -12,6 +12,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/metadata_cost.h"
+#include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
 #include "mlasim/validate/step_what_if.h"
 
@@ -37,6 +38,9 @@ class StepView : public QWidget {
   // Edits as `mlasim step --edit` takes them, separated by spaces; false (the last good picture kept) when one does
   // not parse or apply.
   bool set_edits(const QString& edits);
+  // The bytes each kernel reads and writes (mlasim step --op-bytes; empty: none), with which fuse and remove edits
+  // weigh what they change in L2 for the attention after them; false (the last ones kept) when the file is bad.
+  bool set_op_bytes(const QString& path);
 
   const std::optional<validate::StepWhatIf>& what_if() const { return what_if_; }
   const QImage& picture() const { return picture_; }
@@ -66,6 +70,7 @@ class StepView : public QWidget {
   std::string ran_policy_ = "aiter-v1";
   std::optional<sim::MetadataCostModel> metadata_cost_;
   std::vector<validate::StepEdit> edits_parsed_;
+  std::optional<validate::OpBytesRules> op_bytes_;
   std::optional<validate::StepWhatIf> what_if_;
   QImage picture_;
   QString last_error_;

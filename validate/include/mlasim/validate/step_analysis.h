@@ -4,9 +4,11 @@
 // it. A step's time is the span from its first kernel's start to its last kernel's end, and it is exactly the sum
 // of those two over its kernels, so an edit that changes one kernel changes the step by as much.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "mlasim/model/l2_prior_writes.h"
 #include "mlasim/validate/kernel_trace.h"
 #include "mlasim/validate/step_rules.h"
 
@@ -20,6 +22,7 @@ struct StepKernel {
   std::string kernel_class;
   double exposed_us = 0;  // end minus the later of its start and the latest end before it (0 when hidden)
   double gap_us = 0;      // idle time between the latest end before it and its start (0 for a step's first kernel)
+  std::optional<OpBytes> bytes;  // what it reads and writes, where the step what-if was told (op_bytes.h)
 };
 
 struct DecodeStep {

@@ -10,6 +10,9 @@
 //                             stream kernel of B bytes, W of them written (stream_kernel_time_us, cost_model.h);
 //                             the gaps inside a run go
 //   remove=SEL[+SEL...]       those kernels go, with the launch gap before each
+//                             (fuse and remove: with the ops' bytes (WhatIfContext::op_bytes) and the profile's
+//                             l2_prior_writes law, each stage 1 after takes the change of what the ops before it
+//                             wrote and read into L2, model/l2_prior_writes.h)
 //   gaps=T                    every gap between kernels of a step becomes T us (graph replay instead of eager
 //                             launches, or the reverse)
 //   metadata=IMPL             the step's metadata build (its `metadata` kernels, or none) becomes one build of the
@@ -23,6 +26,7 @@
 
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/metadata_cost.h"
+#include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
 
 namespace mlasim::validate {
@@ -45,6 +49,7 @@ struct WhatIfContext {
   const sim::WorkloadContext* workload = nullptr;         // the step's batch and the GPU profile
   std::string ran_policy = "aiter-v1";                    // the policy that planned the traced MLA kernels
   const sim::MetadataCostModel* metadata_cost = nullptr;  // metadata= edits: the planners' costs
+  const OpBytesRules* op_bytes = nullptr;                 // fuse= and remove= edits: the ops' bytes (--op-bytes)
 };
 
 // The metadata build of a policy's plan for the step's batch, by every implementation the model knows.
