@@ -46,7 +46,13 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
                              "h100/step_kv_per_layer/b16_ctx4096",
                              "h100/step_kv_per_layer/b16_ctx4096_shared",
                              "h100/step_kv_per_layer/b24_ctx2048",
-                             "h100/step_kv_per_layer/b12_ctx8192"}) {
+                             "h100/step_kv_per_layer/b12_ctx8192",
+                             "h100/step_op_bytes/b16_ctx4096_copy8",
+                             "h100/step_op_bytes/b16_ctx4096_copy32",
+                             "h100/step_op_bytes/b24_ctx2048_copy8",
+                             "h200/step_op_bytes/b16_ctx4096_copy8",
+                             "h200/step_op_bytes/b16_ctx4096_copy32",
+                             "h200/step_op_bytes/b24_ctx2048_copy8"}) {
     const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/" + folder + "/";
     std::ifstream in(dir + "predictions.json");
     ASSERT_TRUE(in) << dir;
@@ -65,10 +71,10 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       ++checked;
     }
   }
-  // Four runs of two rounds of three changes; sixteen interleaved runs (twelve on six H100 leases, five of them at
-  // other workloads or with a KV cache per layer; four on an H200, two at other workloads) of four changes and a
-  // mixed-batch change predicted with and without the steps' own batches.
-  EXPECT_EQ(checked, 4 * 2 * 3 + 16 * 6);
+  // Four runs of two rounds of three changes; 22 interleaved runs (15 on H100s, eight of them at other workloads,
+  // copy sizes or with a KV cache per layer; seven on H200s, five at other workloads or copy sizes) of four changes
+  // and a mixed-batch change predicted with and without the steps' own batches.
+  EXPECT_EQ(checked, 4 * 2 * 3 + 22 * 6);
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
