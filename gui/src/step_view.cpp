@@ -1,5 +1,6 @@
 #include "mlasim/gui/step_view.h"
 
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -25,6 +26,11 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
       tr("edits, as mlasim step --edit takes them: policy=fixed:splits=4 "
          "fuse=q_prep:bytes=18743296 remove=copy gaps=0 metadata=device-serial"));
   auto* apply = new QPushButton(tr("Apply"));
+  auto* open_bytes = new QPushButton(tr("Op bytes..."));
+  open_bytes->setToolTip(
+      tr("the bytes each kernel reads and writes (mlasim step --op-bytes): fuse and remove edits "
+         "then weigh what they change in L2 for the attention after them"));
+  op_bytes_label_ = new QLabel(tr("op bytes: none"));
   summary_label_ = new QLabel;
   summary_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   error_label_ = new QLabel;
@@ -44,6 +50,8 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
   edit_row->addWidget(new QLabel(tr("Edits")));
   edit_row->addWidget(edits_, 1);
   edit_row->addWidget(apply);
+  edit_row->addWidget(open_bytes);
+  edit_row->addWidget(op_bytes_label_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(edit_row);
@@ -53,6 +61,11 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
 
   connect(open, &QPushButton::clicked, this, &StepView::openRequested);
   connect(apply, &QPushButton::clicked, this, [this] { set_edits(edits_->text()); });
+  connect(open_bytes, &QPushButton::clicked, this, [this] {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open op bytes"), QString(), tr("Op bytes (*.json);;All files (*)"));
+    if (!path.isEmpty()) set_op_bytes(path);
+  });
   connect(edits_, &QLineEdit::returnPressed, this, [this] { set_edits(edits_->text()); });
 }
 
@@ -124,9 +137,12 @@ bool StepView::set_op_bytes(const QString& path) {
     return show_error(e);
   }
   std::swap(op_bytes_, read);
-  if (update()) return true;
-  std::swap(op_bytes_, read);
-  return false;
+  if (!update()) {
+    std::swap(op_bytes_, read);
+    return false;
+  }
+  op_bytes_label_->setText(path.isEmpty() ? tr("op bytes: none") : tr("op bytes: %1").arg(QFileInfo(path).fileName()));
+  return true;
 }
 
 bool StepView::update() {

@@ -79,6 +79,10 @@ class StepTabTest : public QObject {
     QVERIFY2(std::abs(view->what_if()->after_summary.time_us - 1703.00) < 0.01,
              qPrintable(QString::number(view->what_if()->after_summary.time_us)));
     QVERIFY(view->what_if()->after_summary.time_us < without);
+    bool named = false;
+    for (const QLabel* l : view->findChildren<QLabel*>())
+      named |= l->text() == QStringLiteral("op bytes: op_bytes.json");
+    QVERIFY(named);
     // A bad file keeps the bytes that were read; none again gives the step without them.
     QVERIFY(!view->set_op_bytes(QStringLiteral("/nonexistent/op_bytes.json")));
     QVERIFY(view->last_error().startsWith(QStringLiteral("op-bytes: ")));

@@ -61,6 +61,7 @@ class StepView : public QWidget {
 
   QLineEdit* edits_;
   QLabel* trace_label_;
+  QLabel* op_bytes_label_;
   QLabel* summary_label_;
   QLabel* error_label_;
   QLabel* picture_label_;
