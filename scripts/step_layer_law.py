@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """What the GPU profile's prior-writes law (docs/step.md §3, data/gpus/<gpu>.json l2_prior_writes_*) gives the
-attention after one layer of scripts/step_validation.py's stack, as mlasim step --op-bytes weighs it: the layer's
-ops from their shapes (scripts/step_op_bytes.py) after the GEMM of the layer before, for the q prep separate or
-fused and with the copy or without, and the changes a fuse and a copy removal make.
+attention after one layer of scripts/step_validation.py's stack, as mlasim step --op-bytes weighs every layer but
+a step's first (which has no layer before it): the layer's ops from their shapes (scripts/step_op_bytes.py) after
+the GEMM and split-K reduce of the layer before, for the q prep separate or fused and with the copy or without, and
+the changes a fuse and a copy removal make. (Until commit 1c1c965 it left the split-K reduce out: the numbers of
+data/measurements/*/step_op_bytes/PREDICTIONS.txt, at most 0.04 us from these.)
 
   scripts/step_layer_law.py GPU BATCH CONTEXT COPY_MIB
 """
@@ -25,11 +27,12 @@ def law_of(gpu):
 def main():
     gpu, batch, context, copy_mb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     events = {"workload": {"heads": 128, "batch": {"context": context}, "page_size": 64}, "copy_mb": copy_mb}
-    gemm = next(e for e in op_bytes(events)["ops"] if e["match"] == "re:^nvjet|gemm")
-    gemm_op = ((gemm["read_bytes"] + gemm["read_bytes_per_request"] * batch) / 1e6,
-               gemm["written_bytes_per_request"] * batch / 1e6)
+    entries = {e["match"]: e for e in op_bytes(events)["ops"]}
+    mb = lambda e, kind: (e.get(kind + "_bytes", 0) + e.get(kind + "_bytes_per_request", 0) * batch) / 1e6
+    # The layer before ends with its GEMM and cuBLAS's split-K reduce.
+    before = [(mb(entries[m], "read"), mb(entries[m], "written")) for m in ("re:^nvjet|gemm", "re:splitKreduce")]
     law = law_of(gpu)
-    us = {name: cost([gemm_op] + layer_ops(events, batch, fused, copy), *law)
+    us = {name: cost(before + layer_ops(events, batch, fused, copy), *law)
           for name, fused, copy in (("before", False, True), ("fused", True, True), ("nocopy", False, False))}
     print(f"{gpu} {batch} x {context}, {copy_mb} MiB copy: the attention after the layer before {us['before']:+.2f}, "
           f"fused {us['fused']:+.2f}, without the copy {us['nocopy']:+.2f} us; fuse {us['fused'] - us['before']:+.2f}, "

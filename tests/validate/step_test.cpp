@@ -695,7 +695,24 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   const std::vector<StepEdit> by_time = {parse_step_edit("fuse=q_prep:us=5")};
   const StepWhatIf tw = apply_step_edits(a, by_time, {&ctx, "aiter-v1", nullptr, &bytes});
   EXPECT_DOUBLE_EQ(tw.after_summary.class_us.at("mla_stage1"), 100.0);
-  EXPECT_NE(tw.notes[0].find("as a kernel fused by its time (us=) has none"), std::string::npos) << tw.notes[0];
+  EXPECT_NE(tw.notes[0].find("2 stage-1 kernels per step keep their measured times (an op less than 40 MB of "
+                             "traffic before them has no bytes in " +
+                             f.path() + ": fused(2 kernels from q_absorb_bmm_kernel))"),
+            std::string::npos)
+      << tw.notes[0];
+  // A fuse that takes the attention in changes how many stage 1s a step has: none is weighed, and the line says so.
+  const std::vector<StepEdit> swallow = {parse_step_edit("fuse=copy+mla_stage1:bytes=1e8")};
+  const StepWhatIf sw = apply_step_edits(a, swallow, {&ctx, "aiter-v1", nullptr, &bytes});
+  EXPECT_NE(sw.notes[0].find("2 stage-1 kernels per step before it are not weighed (the edit changed how many"),
+            std::string::npos)
+      << sw.notes[0];
+  // After a policy edit to a split plan the law still applies, and the line says it was fitted to an unsplit one.
+  const std::vector<StepEdit> split = {parse_step_edit("policy=fixed:splits=4"), parse_step_edit("remove=copy")};
+  const StepWhatIf sp = apply_step_edits(a, split, {&ctx, "fixed:splits=1", nullptr, &bytes});
+  EXPECT_NE(sp.notes[1].find("fitted to an unsplit plan, and fixed:splits=4 splits here"), std::string::npos)
+      << sp.notes[1];
+  const StepWhatIf unsplit = apply_step_edits(a, edits, {&ctx, "fixed:splits=1", nullptr, &bytes});
+  EXPECT_EQ(unsplit.notes[0].find("fitted to an unsplit plan"), std::string::npos) << unsplit.notes[0];
   // Without the ops' bytes, or on a GPU without the law, the stage 1s keep their times and the line says why.
   const StepWhatIf none = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, nullptr});
   EXPECT_DOUBLE_EQ(none.after_summary.class_us.at("mla_stage1"), 100.0);
@@ -705,6 +722,44 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   const StepWhatIf u = apply_step_edits(a, edits, {&unmeasured, "aiter-v1", nullptr, &bytes});
   EXPECT_DOUBLE_EQ(u.after_summary.class_us.at("mla_stage1"), 100.0);
   EXPECT_NE(u.notes[0].find("no L2 prior-writes law measured on h100"), std::string::npos) << u.notes[0];
+}
+
+// Kernels an edit puts in the step take their bytes from the file too, and per-request bytes follow each step's
+// batch.
+TEST_F(StepEdits, KernelsAnEditAddsAndEachStepsBatchTakeTheirBytes) {
+  const sim::WorkloadContext ctx = h100_context();
+  const L2PriorWrites law = l2_prior_writes_of(ctx.params);
+  sim::MetadataCostModel model;
+  model.implementations = {{"host", 1.0, 0.0, 0.0, "measured", "test"}};
+  std::string with_metadata = kLayerBytes;
+  with_metadata.insert(with_metadata.find(R"({"match": "re:q_absorb")"),
+                       R"({"match": "metadata", "read_bytes": 1e5},)");
+  const OpBytesFile f(with_metadata);
+  const OpBytesRules bytes = load_op_bytes(f.path());
+  // The metadata build goes first in each step, before the first layer's BMM: with its bytes, every stage 1 is
+  // weighed.
+  const std::vector<StepEdit> edits = {parse_step_edit("metadata=host"), parse_step_edit("remove=copy")};
+  const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", &model, &bytes});
+  EXPECT_NE(w.notes[1].find("the 2 stage-1 kernels per step after them"), std::string::npos) << w.notes[1];
+  EXPECT_EQ(w.notes[1].find("keep their measured times (an op"), std::string::npos) << w.notes[1];
+  // Steps of 8, 16 and 32 requests: RoPE's bytes per request move what the copy's removal changes.
+  const StepAnalysis batches = analyse(chrome_trace(3, 1, {8, 16, 32}).dump());
+  const OpBytesFile big(R"({"ops": [{"match": "re:q_absorb", "read_bytes": 17e6, "written_bytes": 2e6},
+    {"match": "re:CatArray", "read_bytes": 2e6, "written_bytes": 2e6},
+    {"match": "rope_kv_write", "read_bytes_per_request": 1e5, "written_bytes_per_request": 5e5},
+    {"match": "copy", "read_bytes": 16e6, "written_bytes": 16e6}]})");
+  const OpBytesRules per_request = load_op_bytes(big.path());
+  const std::vector<StepEdit> remove = {parse_step_edit("remove=copy")};
+  const StepWhatIf r = apply_step_edits(batches, remove, {&ctx, "aiter-v1", nullptr, &per_request});
+  ASSERT_EQ(r.after.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const double n = std::vector<double>{8, 16, 32}[i];
+    const OpBytes bmm{17, 2}, cat{2, 2}, rope{0.1 * n, 0.5 * n}, copy{16, 16};
+    const double change = l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope}, law) -
+                          l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope, copy}, law);
+    EXPECT_NEAR(r.after[i].class_us().at("mla_stage1"), 50.0 + change, 1e-9) << i;
+  }
+  EXPECT_GT(std::abs(r.after[0].class_us().at("mla_stage1") - r.after[2].class_us().at("mla_stage1")), 0.01);
 }
 
 TEST(StepEditParsing, BadEditsAreNamed) {

@@ -15,7 +15,7 @@ std::optional<OpBytes> OpBytesRules::of(const StepKernel& kernel, int requests) 
       if (entries[i].selector(kernel)) found = static_cast<int>(i);
     it = matched_.emplace(key, found).first;
   }
-  if (it->second < 0) return std::nullopt;
+  if (it->second < 0 || static_cast<size_t>(it->second) >= entries.size()) return std::nullopt;
   const OpBytesEntry& e = entries[static_cast<size_t>(it->second)];
   return OpBytes{(e.read_bytes + e.read_bytes_per_request * requests) / 1e6,
                  (e.written_bytes + e.written_bytes_per_request * requests) / 1e6};

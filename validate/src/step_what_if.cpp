@@ -24,56 +24,69 @@ constexpr const char* kOthersKept =
     "the other kernels after keep their measured times (their response to what these ops wrote and read in L2 is "
     "not modelled, docs/step.md §4)";
 
-// The extra time of each stage 1 of a step by what the ops before it wrote and read into L2, in the order of the
-// step's stage-1 kernels; none where an op within the law's cap_mb before it has no bytes. Ops are collected back
-// to the one that takes the traffic past cap_mb, or to the step's start (the step before is left out).
-std::vector<std::optional<double>> prior_writes_us(const DecodeStep& s, const L2PriorWrites& law) {
-  std::vector<std::optional<double>> out;
+// What the ops before one stage 1 wrote and read into L2 cost it (us), or, where an op within the law's cap_mb
+// before it has no bytes, that op's name.
+struct PriorWrites {
+  std::optional<double> us;
+  std::string missing;  // the first op back from the stage 1 without bytes
+};
+
+// Each stage 1 of a step, in order. Ops are collected back to the one that takes the traffic past cap_mb, or to the
+// step's start (the step before is left out).
+std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2PriorWrites& law) {
+  std::vector<PriorWrites> out;
   std::vector<OpBytes> ops;
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     if (s.kernels[i].kernel_class != "mla_stage1") continue;
     ops.clear();
     double touched = 0;
-    bool known = true;
+    PriorWrites p;
     for (size_t j = i; j-- > 0 && touched <= law.cap_mb;) {
       if (!s.kernels[j].bytes) {
-        known = false;
+        p.missing = s.kernels[j].name;
         break;
       }
       ops.push_back(*s.kernels[j].bytes);
       touched += ops.back().touched_mb();
     }
     std::reverse(ops.begin(), ops.end());
-    out.push_back(known ? std::optional<double>(l2_prior_writes_us(ops, law)) : std::nullopt);
+    if (p.missing.empty()) p.us = l2_prior_writes_us(ops, law);
+    out.push_back(std::move(p));
   }
   return out;
 }
 
 // How an edit changed the stage 1s after the ops it fused or removed (prior_writes_us before and after it).
 struct PriorWritesChange {
-  int changed = 0, unknown = 0;  // stage 1s that took the change; that kept their time for want of an op's bytes
-  double before_us = 0, after_us = 0, delta_us = 0;  // sums over the changed ones
+  int changed = 0;      // stage 1s that took the change
+  int unpaired = 0;     // stage 1s of steps whose count of them the edit changed (those left keep their time)
+  int unknown = 0;      // kept their time: an op before them, before or after the edit, has no bytes
+  std::string missing;  // the first such op's name
+  double before_us = 0, after_us = 0, delta_us = 0;  // sums over the changed ones; delta_us as applied
 };
 
 PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
-                                     const std::vector<std::vector<std::optional<double>>>& before,
-                                     const L2PriorWrites& law) {
+                                     const std::vector<std::vector<PriorWrites>>& before, const L2PriorWrites& law) {
   PriorWritesChange c;
   for (size_t i = 0; i < edited.size(); ++i) {
-    const std::vector<std::optional<double>> after = prior_writes_us(edited[i], law);
+    const std::vector<PriorWrites> after = prior_writes_us(edited[i], law);
+    if (after.size() != before[i].size()) {
+      c.unpaired += static_cast<int>(before[i].size());
+      continue;
+    }
     size_t k = 0;
     for (StepKernel& kernel : edited[i].kernels) {
       if (kernel.kernel_class != "mla_stage1") continue;
-      const bool paired = after.size() == before[i].size();
-      if (!paired || !before[i][k] || !after[k]) {
+      if (!before[i][k].us || !after[k].us) {
         ++c.unknown;
+        if (c.missing.empty()) c.missing = before[i][k].us ? after[k].missing : before[i][k].missing;
       } else {
-        const double d = *after[k] - *before[i][k];
-        kernel.exposed_us = std::max(0.0, kernel.exposed_us + d);
+        const double was = kernel.exposed_us;
+        kernel.exposed_us = std::max(0.0, kernel.exposed_us + *after[k].us - *before[i][k].us);
         ++c.changed;
-        c.before_us += *before[i][k];
-        c.after_us += *after[k];
-        c.delta_us += d;
+        c.before_us += *before[i][k].us;
+        c.after_us += *after[k].us;
+        c.delta_us += kernel.exposed_us - was;
       }
       ++k;
     }
@@ -131,6 +144,15 @@ std::vector<std::string> parse_selectors(const std::string& text, const std::str
   }
 }
 
+// A kernel an edit puts in the step (a predicted reduce, a metadata build), with its bytes where the user's file
+// names it.
+StepKernel new_kernel(std::string name, std::string kernel_class, double us, double gap, const OpBytesRules* ops,
+                      int requests) {
+  StepKernel k{std::move(name), std::move(kernel_class), us, gap, std::nullopt};
+  if (ops) k.bytes = ops->of(k, requests);
+  return k;
+}
+
 double median_gap(const DecodeStep& s) {
   std::vector<double> gaps;
   for (size_t i = 1; i < s.kernels.size(); ++i) gaps.push_back(s.kernels[i].gap_us);
@@ -172,7 +194,7 @@ PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& ne
 // newly needs follows stage 1 after the step's median launch gap. The first kernel after each layer's attention
 // takes the change of the L2 carry-over (sim/l2_carry.h): the dirty bytes it writes back, more of them after a
 // plan with more partials. Returns the layers; `followers` counts the kernels that took the carry-over.
-int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers) {
+int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers, const OpBytesRules* ops, int requests) {
   const double r = c.ratio();
   const bool next_reduces = c.next.num_partials > 0;
   const double stage1_share = c.next_us > 0 ? std::min(1.0, c.next.stage1_us / c.next_us) : 1.0;
@@ -204,7 +226,8 @@ int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers) {
     stage1.exposed_us = next_reduces ? attention * stage1_share : attention;
     out.push_back(stage1);
     if (next_reduces && !reduced)
-      out.push_back({"mla_reduce (predicted)", "mla_reduce", attention - stage1.exposed_us, launch_gap, std::nullopt});
+      out.push_back(
+          new_kernel("mla_reduce (predicted)", "mla_reduce", attention - stage1.exposed_us, launch_gap, ops, requests));
     if (!reduced) continue;
     for (size_t m = i + 1; m < reduce_at; ++m) out.push_back(s.kernels[m]);
     if (next_reduces) {
@@ -241,7 +264,7 @@ int fuse_runs(DecodeStep& s, const StepSelector& match, const std::optional<doub
 
 // The step's metadata kernels become one build of `us` at the first one's place (none: at the step's start, the
 // kernel that was first then waiting the step's median launch gap after it).
-void replace_metadata(DecodeStep& s, const std::string& name, double us) {
+void replace_metadata(DecodeStep& s, const std::string& name, double us, const OpBytesRules* ops, int requests) {
   const double gap = median_gap(s);
   std::vector<StepKernel> out;
   bool placed = false;
@@ -250,12 +273,12 @@ void replace_metadata(DecodeStep& s, const std::string& name, double us) {
       out.push_back(k);
       continue;
     }
-    if (!placed) out.push_back({name, "metadata", us, k.gap_us, std::nullopt});
+    if (!placed) out.push_back(new_kernel(name, "metadata", us, k.gap_us, ops, requests));
     placed = true;
   }
   if (!placed) {
     if (!out.empty()) out.front().gap_us = gap;
-    out.insert(out.begin(), {name, "metadata", us, 0.0, std::nullopt});
+    out.insert(out.begin(), new_kernel(name, "metadata", us, 0.0, ops, requests));
   }
   s.kernels = std::move(out);
 }
@@ -319,18 +342,20 @@ class StepWorkloads {
   std::map<int, sim::WorkloadContext> resized_;
 };
 
-std::vector<std::vector<std::optional<double>>> prior_writes_of(const std::vector<DecodeStep>& steps,
-                                                                const L2PriorWrites& law) {
-  std::vector<std::vector<std::optional<double>>> out;
+std::vector<std::vector<PriorWrites>> prior_writes_of(const std::vector<DecodeStep>& steps, const L2PriorWrites& law) {
+  std::vector<std::vector<PriorWrites>> out;
   for (const DecodeStep& s : steps) out.push_back(prior_writes_us(s, law));
   return out;
 }
 
+// A kernel's name as an edit's line quotes it: its first 60 characters.
+std::string short_name(const std::string& name) { return name.size() <= 60 ? name : name.substr(0, 57) + "..."; }
+
 // Applies the change of what the ops before each stage 1 wrote and read into L2 (after a fuse or remove edit), and
-// says what it did, or why it did nothing.
-std::string weigh_prior_writes(std::vector<DecodeStep>& edited,
-                               const std::vector<std::vector<std::optional<double>>>& before, const L2PriorWrites& law,
-                               const WhatIfContext& context, bool fused_by_time) {
+// says what it did, or why it did nothing. `split_plan`: the plan the step runs has partials, where the law, fitted
+// to an unsplit plan, was not measured.
+std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vector<std::vector<PriorWrites>>& before,
+                               const L2PriorWrites& law, const WhatIfContext& context, const std::string& split_plan) {
   std::string why_not;
   if (!law.known())
     why_not = fmt::format("no L2 prior-writes law measured on {}",
@@ -344,20 +369,27 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited,
         why_not);
   const PriorWritesChange c = apply_prior_writes(edited, before, law);
   const double steps = static_cast<double>(edited.size());
-  std::string out;
+  std::vector<std::string> parts;
   if (c.changed > 0)
-    out = fmt::format(
+    parts.push_back(fmt::format(
         "the {} stage-1 kernels per step after them {:+.2f} us each (what the ops before each wrote and read into "
-        "L2: {:.2f} -> {:.2f} us, l2_prior_writes, docs/step.md §3)",
-        c.changed / steps, c.delta_us / c.changed, c.before_us / c.changed, c.after_us / c.changed);
-  if (c.changed == 0 && c.unknown == 0) out = "no stage-1 kernel follows them";
+        "L2: {:.2f} -> {:.2f} us, l2_prior_writes, docs/step.md §3{})",
+        c.changed / steps, c.delta_us / c.changed, c.before_us / c.changed, c.after_us / c.changed, split_plan));
   if (c.unknown > 0)
-    out += fmt::format(
-        "{}{} stage-1 kernels per step keep their measured times (an op less than {:.0f} MB of "
-        "traffic before them has no bytes in {}{})",
-        out.empty() ? "" : "; ", c.unknown / steps, law.cap_mb, context.op_bytes->origin,
-        fused_by_time ? ", as a kernel fused by its time (us=) has none" : "");
-  return out + "; " + kOthersKept;
+    parts.push_back(fmt::format(
+        "{} stage-1 kernels per step keep their measured times (an op less than {:.0f} MB of traffic before them "
+        "has no bytes in {}: {})",
+        c.unknown / steps, law.cap_mb, context.op_bytes->origin, short_name(c.missing)));
+  if (c.unpaired > 0)
+    parts.push_back(fmt::format(
+        "{} stage-1 kernels per step before it are not weighed (the edit changed how many stage-1 kernels a step "
+        "has; those left keep their measured times)",
+        c.unpaired / steps));
+  if (parts.empty()) parts.push_back("no stage-1 kernel follows them");
+  parts.push_back(kOthersKept);
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
 }
 
 }  // namespace
@@ -449,6 +481,15 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     for (size_t i = 0; i < w.after.size(); ++i)
       for (StepKernel& k : w.after[i].kernels)
         k.bytes = context.op_bytes->of(k, w.step_requests.empty() ? w.after[i].batch : w.step_requests[i]);
+  // The law was fitted to an unsplit plan: a fuse or remove edit's line says when the step's plan splits.
+  const auto split_plan = [&](const std::string& edit) -> std::string {
+    if (!law.known() || !context.op_bytes || !workloads) return "";
+    const sim::Evaluation e = workloads->evaluate(running, w.before.front(), edit);
+    const int partials = e.prediction->metrics.num_partials;
+    return partials > 0
+               ? fmt::format("; fitted to an unsplit plan, and {} splits here ({} partials)", running, partials)
+               : "";
+  };
   for (const StepEdit& e : edits) {
     const double before_us = summarize(w.after).time_us;
     std::string did;
@@ -473,7 +514,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                          "{:.2f} us for {}, {:.2f} us for {})",
                                          c->second.ran.kernel_us, running, c->second.next.kernel_us, e.policy));
         }
-        layers += apply_policy(w.after[i], c->second, followers);
+        layers += apply_policy(w.after[i], c->second, followers, context.op_bytes, requests);
       }
       if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
       const CostParams& p = context.workload->params;
@@ -517,7 +558,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         const double us = sim::metadata_us(*impl, *p->second.plan);
         traced += w.after[i].class_us().at("metadata");
         built += us;
-        replace_metadata(w.after[i], "metadata (" + impl->name + ", predicted)", us);
+        replace_metadata(w.after[i], "metadata (" + impl->name + ", predicted)", us, context.op_bytes, requests);
       }
       const double n = static_cast<double>(w.after.size());
       const sim::Plan& plan = *plans.begin()->second.plan;
@@ -562,7 +603,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
                         runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us), costed,
-                        weigh_prior_writes(w.after, prior, law, context, e.us.has_value()));
+                        weigh_prior_writes(w.after, prior, law, context, split_plan(e.text)));
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
       const auto prior = prior_writes_of(w.after, law);
@@ -570,7 +611,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
       did = fmt::format("{} kernels per step removed; {}", removed / static_cast<int>(w.after.size()),
-                        weigh_prior_writes(w.after, prior, law, context, false));
+                        weigh_prior_writes(w.after, prior, law, context, split_plan(e.text)));
     } else {
       for (DecodeStep& s : w.after)
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;

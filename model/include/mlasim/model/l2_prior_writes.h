@@ -7,8 +7,8 @@
 //
 // Each op is cut into kL2PriorWritesChunks chunks in time order, each reading and writing its share of the op's
 // bytes. A chunk's written MB cost us_per_mb * exp(A / rho_mb) us per MB, where A is the MB read after it plus gamma
-// times the MB written after it; a chunk with more than cap_mb MB touched (read or written) after it costs nothing;
-// the sum saturates at max_us.
+// times the MB written after it; a chunk whose own written MB and the MB touched (read or written) after it come to
+// more than cap_mb costs nothing; the sum saturates at max_us.
 //
 //   const L2PriorWrites law = l2_prior_writes_of(params);   // unknown (all zero) where the profile lacks it
 //   double us = l2_prior_writes_us(ops, law);               // ops oldest first, the last one just before stage 1

@@ -9,8 +9,9 @@
 //            {"match": "re:rope_kv_write", "read_bytes_per_request": 17536, "written_bytes_per_request": 17536}]}
 //
 // `match` is a step class or re:REGEX on the kernel's name; the first entry that matches a kernel gives its bytes:
-// read_bytes + read_bytes_per_request x the step's requests, and the same for the written ones (all default 0).
-// A kernel no entry matches has no bytes.
+// read_bytes + read_bytes_per_request x the step's requests, and the same for the written ones (all default 0); with
+// several query tokens per request (--qlen), a request's bytes are those of all of them. A kernel no entry matches
+// has no bytes.
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -33,7 +34,8 @@ struct OpBytesRules {
   std::string origin;  // the file
   std::string description;
   std::vector<OpBytesEntry> entries;
-  // The first matching entry's bytes at `requests`, in MB; none where no entry matches.
+  // The first matching entry's bytes at `requests`, in MB; none where no entry matches. Not for concurrent calls
+  // (it remembers the names it matched, as StepRules::classify does); `entries` is not to change after the first.
   std::optional<OpBytes> of(const StepKernel& kernel, int requests) const;
 
  private:
