@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -607,22 +606,6 @@ TEST_F(StepEdits, AMetadataEditPutsTheModelledBuildInTheStep) {
   EXPECT_THROW(apply_step_edits(a, edits, {&ctx, "aiter-v1", &model}), InputError);
 }
 
-// An op-bytes file written for a test, removed after it.
-class OpBytesFile {
- public:
-  explicit OpBytesFile(const std::string& text)
-      : path_((std::filesystem::temp_directory_path() /
-               ("mlasim_op_bytes_" + std::to_string(reinterpret_cast<uintptr_t>(this)) + ".json"))
-                  .string()) {
-    std::ofstream(path_) << text;
-  }
-  ~OpBytesFile() { std::filesystem::remove(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // The test layer's ops: the q-absorb BMM, the cat, RoPE (per request), the copy, the attention, its reduce, the GEMM.
 const char* kLayerBytes = R"({"description": "test layer", "ops": [
   {"match": "re:q_absorb", "read_bytes": 17e6, "written_bytes": 2e6},
@@ -634,8 +617,7 @@ const char* kLayerBytes = R"({"description": "test layer", "ops": [
   {"match": "other", "read_bytes": 134e6, "written_bytes": 1e5}]})";
 
 TEST(OpBytes, EachKernelTakesTheFirstMatchingEntryAtTheStepsRequests) {
-  const OpBytesFile f(kLayerBytes);
-  const OpBytesRules r = load_op_bytes(f.path());
+  const OpBytesRules r = op_bytes_from_json(kLayerBytes, "o.json");
   ASSERT_EQ(r.entries.size(), 7u);
   EXPECT_EQ(r.description, "test layer");
   const std::optional<OpBytes> rope = r.of({"rope_kv_write_kernel", "rope_kv_write", 3, 1, {}}, 16);
@@ -643,15 +625,14 @@ TEST(OpBytes, EachKernelTakesTheFirstMatchingEntryAtTheStepsRequests) {
   EXPECT_DOUBLE_EQ(rope->read_mb, 0.16);
   EXPECT_DOUBLE_EQ(rope->written_mb, 0.16);
   EXPECT_DOUBLE_EQ(r.of({"q_absorb_bmm_kernel", "q_prep", 4, 1, {}}, 16)->read_mb, 17);
-  const OpBytesFile partial(R"({"ops": [{"match": "copy", "read_bytes": 1e6}]})");
-  EXPECT_FALSE(load_op_bytes(partial.path()).of({"q_absorb_bmm_kernel", "q_prep", 4, 1, {}}, 16));
+  EXPECT_FALSE(op_bytes_from_json(R"({"ops": [{"match": "copy", "read_bytes": 1e6}]})", "o.json")
+                   .of({"q_absorb_bmm_kernel", "q_prep", 4, 1, {}}, 16));
 }
 
 TEST(OpBytes, BadFilesNameTheField) {
   const auto message = [](const std::string& text) {
-    const OpBytesFile f(text);
     try {
-      load_op_bytes(f.path());
+      op_bytes_from_json(text, "o.json");
     } catch (const InputError& e) {
       EXPECT_EQ(e.field(), "op-bytes");
       return std::string(e.what());
@@ -672,8 +653,7 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   const sim::WorkloadContext ctx = h100_context();
   const L2PriorWrites law = l2_prior_writes_of(ctx.params);
   ASSERT_TRUE(law.known());
-  const OpBytesFile f(kLayerBytes);
-  const OpBytesRules bytes = load_op_bytes(f.path());
+  const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
   const std::vector<StepEdit> edits = {parse_step_edit("remove=copy")};
   const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes});
   // Before each stage 1: the BMM, the cat, RoPE (16 requests) and the copy (the BMM takes the traffic past cap);
@@ -696,8 +676,8 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   const StepWhatIf tw = apply_step_edits(a, by_time, {&ctx, "aiter-v1", nullptr, &bytes});
   EXPECT_DOUBLE_EQ(tw.after_summary.class_us.at("mla_stage1"), 100.0);
   EXPECT_NE(tw.notes[0].find("2 stage-1 kernels per step keep their measured times (an op less than 40 MB of "
-                             "traffic before them has no bytes in " +
-                             f.path() + ": fused(2 kernels from q_absorb_bmm_kernel))"),
+                             "traffic before them has no bytes in o.json: fused(2 kernels from "
+                             "q_absorb_bmm_kernel))"),
             std::string::npos)
       << tw.notes[0];
   // A fuse that takes the attention in changes how many stage 1s a step has: none is weighed, and the line says so.
@@ -734,8 +714,7 @@ TEST_F(StepEdits, KernelsAnEditAddsAndEachStepsBatchTakeTheirBytes) {
   std::string with_metadata = kLayerBytes;
   with_metadata.insert(with_metadata.find(R"({"match": "re:q_absorb")"),
                        R"({"match": "metadata", "read_bytes": 1e5},)");
-  const OpBytesFile f(with_metadata);
-  const OpBytesRules bytes = load_op_bytes(f.path());
+  const OpBytesRules bytes = op_bytes_from_json(with_metadata, "o.json");
   // The metadata build goes first in each step, before the first layer's BMM: with its bytes, every stage 1 is
   // weighed.
   const std::vector<StepEdit> edits = {parse_step_edit("metadata=host"), parse_step_edit("remove=copy")};
@@ -744,11 +723,12 @@ TEST_F(StepEdits, KernelsAnEditAddsAndEachStepsBatchTakeTheirBytes) {
   EXPECT_EQ(w.notes[1].find("keep their measured times (an op"), std::string::npos) << w.notes[1];
   // Steps of 8, 16 and 32 requests: RoPE's bytes per request move what the copy's removal changes.
   const StepAnalysis batches = analyse(chrome_trace(3, 1, {8, 16, 32}).dump());
-  const OpBytesFile big(R"({"ops": [{"match": "re:q_absorb", "read_bytes": 17e6, "written_bytes": 2e6},
+  const OpBytesRules per_request =
+      op_bytes_from_json(R"({"ops": [{"match": "re:q_absorb", "read_bytes": 17e6, "written_bytes": 2e6},
     {"match": "re:CatArray", "read_bytes": 2e6, "written_bytes": 2e6},
     {"match": "rope_kv_write", "read_bytes_per_request": 1e5, "written_bytes_per_request": 5e5},
-    {"match": "copy", "read_bytes": 16e6, "written_bytes": 16e6}]})");
-  const OpBytesRules per_request = load_op_bytes(big.path());
+    {"match": "copy", "read_bytes": 16e6, "written_bytes": 16e6}]})",
+                         "o.json");
   const std::vector<StepEdit> remove = {parse_step_edit("remove=copy")};
   const StepWhatIf r = apply_step_edits(batches, remove, {&ctx, "aiter-v1", nullptr, &per_request});
   ASSERT_EQ(r.after.size(), 3u);

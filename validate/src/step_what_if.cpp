@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <regex>
 
@@ -387,9 +388,7 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
         c.unpaired / steps));
   if (parts.empty()) parts.push_back("no stage-1 kernel follows them");
   parts.push_back(kOthersKept);
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
-  return out;
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 }  // namespace
