@@ -14,8 +14,15 @@ import re
 import statistics
 import sys
 
-KINDS = {"attention": re.compile(r"mla_decode_\w*kernel"), "copy": re.compile(r"^memcpy\d+$|^Memcpy DtoD"),
-         "gemm": re.compile(r"^nvjet|gemm")}
+
+def rule(kernel_class):
+    """The stack's name rule for `kernel_class` (data/step/mlasim-torch.json, as mlasim step classes kernels)."""
+    with open(os.path.join(os.path.dirname(__file__), "..", "data", "step", "mlasim-torch.json")) as f:
+        return re.compile(next(r["match"] for r in json.load(f)["rules"] if r["class"] == kernel_class))
+
+
+# The GEMM is of class other in the rules; it is named as scripts/step_op_bytes.py names it.
+KINDS = {"attention": rule("mla_stage1"), "copy": rule("copy"), "gemm": re.compile(r"^nvjet|gemm")}
 
 
 def medians(path):

@@ -13,7 +13,7 @@ import os
 import sys
 
 from l2_grid_law import cost
-from step_op_bytes import layer_ops, op_bytes
+from step_op_bytes import layer_ops, ops_mb
 
 KEYS = ["us_per_mb", "rho_mb", "gamma", "max_us", "cap_mb"]
 
@@ -27,10 +27,8 @@ def law_of(gpu):
 def main():
     gpu, batch, context, copy_mb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     events = {"workload": {"heads": 128, "batch": {"context": context}, "page_size": 64}, "copy_mb": copy_mb}
-    entries = {e["match"]: e for e in op_bytes(events)["ops"]}
-    mb = lambda e, kind: (e.get(kind + "_bytes", 0) + e.get(kind + "_bytes_per_request", 0) * batch) / 1e6
     # The layer before ends with its GEMM and cuBLAS's split-K reduce.
-    before = [(mb(entries[m], "read"), mb(entries[m], "written")) for m in ("re:^nvjet|gemm", "re:splitKreduce")]
+    before = ops_mb(events, batch, ["re:^nvjet|gemm", "re:splitKreduce"])
     law = law_of(gpu)
     us = {name: cost(before + layer_ops(events, batch, fused, copy), *law)
           for name, fused, copy in (("before", False, True), ("fused", True, True), ("nocopy", False, False))}

@@ -54,14 +54,19 @@ SEPARATE_Q_PREP = ["re:direct_copy_kernel_cuda", "re:q_absorb_bmm_kernel", "re:C
                    "re:float8_copy_kernel"]
 
 
+def ops_mb(events, requests, matches):
+    """The ops the entries `matches` name, in order, as (MB read, MB written) at `requests`: each entry's fixed part
+    plus its part per request, as mlasim step reads the file."""
+    entries = {e["match"]: e for e in op_bytes(events)["ops"]}
+    mb = lambda e, kind: (e.get(kind + "_bytes", 0) + e.get(kind + "_bytes_per_request", 0) * requests) / 1e6
+    return [(mb(entries[m], "read"), mb(entries[m], "written")) for m in matches]
+
+
 def layer_ops(events, requests, fused, copy):
     """One layer's ops before its attention, in order, as (MB read, MB written): the q prep (five kernels or
     fused), RoPE + KV write, the copy (or none)."""
-    entries = {e["match"]: e for e in op_bytes(events)["ops"]}
-    mb = lambda e, kind: (e.get(kind + "_bytes", 0) + e.get(kind + "_bytes_per_request", 0) * requests) / 1e6
     names = (["re:q_prep_fused_kernel"] if fused else SEPARATE_Q_PREP) + ["re:rope_kv_write_kernel"]
-    names += ["copy"] if copy else []
-    return [(mb(entries[n], "read"), mb(entries[n], "written")) for n in names]
+    return ops_mb(events, requests, names + (["copy"] if copy else []))
 
 
 if __name__ == "__main__":
