@@ -22,7 +22,8 @@ def qprep_bytes(batch, heads=HEADS):
 def written_bytes(variant, nbytes):
     """The bytes a probe kernel writes, from its variant (the probe's docstring)."""
     kind, n = variant.split(":")
-    return {"read": 0, "copy": nbytes // 2, "fill": nbytes, "qprep": qprep_bytes(int(n))[1]}[kind]
+    return {"read": 0, "wread": 0, "sum": 0, "copy": nbytes // 2, "fill": nbytes, "zero": nbytes,
+            "qprep": qprep_bytes(int(n))[1]}[kind]
 
 
 def main():

@@ -8,9 +8,14 @@ buffer of its own (so the kernel finds none of its bytes in L2 and nothing dirty
 Every cycle replays each variant once, one further along the list each cycle, under one torch.profiler session.
 
 Variants
-  read:MB     a full-GPU read of MB x 1e6 bytes (the fit's kernel, at sizes the fit did not see)
+  read:MB     a full-GPU read of MB x 1e6 bytes by a persistent grid of 8 programs per SM, each a loop of loads
+              into one accumulator (the L2 probe's read, which the profiles' first stream-kernel fit took)
+  wread:MB    a read of MB x 1e6 bytes by one program per 32 KB, each loading its block at once (many loads in
+              flight, as a fused kernel that loads a tile per program has)
+  sum:MB      torch.sum of MB x 1e6 bytes (float32)
   copy:MB     torch's copy_ of MB x 1e6 bytes: MB read and MB written
   fill:MB     a kernel that writes MB x 1e6 bytes
+  zero:MB     torch's zero_ of MB x 1e6 bytes
   qprep:B     the step stack's fused q prep (scripts/step_validation.py) for B requests: q [B, 128, 192] bf16 and
               W_UK [128, 128, 512] bf16 read, [B, 128, 576] fp8 written
 
@@ -29,6 +34,7 @@ import time
 
 import torch
 import triton
+import triton.language as tl
 
 from cuda_graphs import Ranges, capture, profile_rotating
 from l2_carry_probe import MB, f32, fill, follow_read_kernel, produce_read_kernel, read
@@ -36,6 +42,18 @@ from step_validation import HEADS, LATENT, NOPE, ROPE, q_prep_fused_kernel
 from stream_kernel_check import qprep_bytes, written_bytes
 
 FLUSH_MB = 64
+WIDE_BLOCK = 8192  # float32 per program: 32 KB, 32 per thread of 8 warps
+
+
+@triton.jit
+def wide_read_kernel(ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + tl.program_id(0) % 65536, tl.sum(x))
+
+
+def wide_read(buf, out):
+    wide_read_kernel[(triton.cdiv(buf.numel(), WIDE_BLOCK),)](buf, out, buf.numel(), BLOCK=WIDE_BLOCK, num_warps=8)
 
 
 class Probe:
@@ -51,6 +69,16 @@ class Probe:
         if kind == "read":
             bufs = [f32(n * MB).uniform_() for _ in range(self.reps)]
             return (lambda i: read(produce_read_kernel, bufs[i], self.out, 8 * self.sms)), n * MB, "produce_read"
+        if kind == "wread":
+            bufs = [f32(n * MB).uniform_() for _ in range(self.reps)]
+            return (lambda i: wide_read(bufs[i], self.out)), n * MB, "wide_read"
+        if kind == "sum":
+            bufs = [f32(n * MB).uniform_() for _ in range(self.reps)]
+            sums = [torch.empty((), dtype=torch.float32, device="cuda") for _ in range(self.reps)]
+            return (lambda i: torch.sum(bufs[i], dim=0, out=sums[i])), n * MB, None
+        if kind == "zero":
+            bufs = [f32(n * MB) for _ in range(self.reps)]
+            return (lambda i: bufs[i].zero_()), n * MB, None
         if kind == "copy":
             src = [f32(n * MB).uniform_() for _ in range(self.reps)]
             dst = [f32(n * MB) for _ in range(self.reps)]
@@ -84,9 +112,12 @@ class Probe:
 
 
 def variants():
-    v = [f"read:{mb}" for mb in (2, 6, 12, 20, 40, 64, 96)]
+    v = [f"read:{mb}" for mb in (2, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96)]
+    v += [f"wread:{mb}" for mb in (2, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96)]
+    v += [f"sum:{mb}" for mb in (4, 8, 16, 24, 32, 48)]
     v += [f"copy:{mb}" for mb in (2, 8, 16, 32)]
-    v += [f"fill:{mb}" for mb in (4, 16, 32)]
+    v += [f"fill:{mb}" for mb in (2, 4, 8, 12, 16, 24, 32, 48, 64)]
+    v += [f"zero:{mb}" for mb in (4, 8, 16, 32, 64)]
     v += [f"qprep:{b}" for b in (1, 4, 8, 12, 16, 17, 24, 32, 48, 64)]
     return v
 
@@ -112,19 +143,27 @@ def main():
                              os.path.join(a.out, "all.json"))
     events = trace["traceEvents"]
     ranges = Ranges(events, "probe ")
-    times = {s: [] for s in specs}
+    # A repeat's time is the sum of its op's kernels (a torch op may launch more than one): those between its
+    # flush read and the next one in the same replay.
+    groups = {}  # (replay, repeat) -> [variant, us]
     names = {s: set() for s in specs}
-    for e in events:
-        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy"):
-            continue
+    repeat = {}
+    for e in sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy")),
+                    key=lambda e: e["ts"]):
         i = ranges.index(e["ts"])
-        if i < 0 or e["name"].startswith("follow_read_kernel"):
+        if i < 0:
+            continue
+        if e["name"].startswith("follow_read_kernel"):
+            repeat[i] = repeat.get(i, -1) + 1
             continue
         s = ranges.name(i)
         want = graphs[s][2]
         assert want is None or e["name"].startswith(want), f"{s}: unexpected kernel {e['name'][:60]}"
-        times[s].append(e["dur"])
+        groups.setdefault((i, repeat[i]), [s, 0.0])[1] += e["dur"]
         names[s].add(e["name"][:60])
+    times = {s: [] for s in specs}
+    for s, us in groups.values():
+        times[s].append(us)
     rows = []
     for s in specs:
         t = sorted(times[s])
@@ -132,7 +171,7 @@ def main():
         nbytes = graphs[s][1]
         pred = fixed + nbytes / (tbps * 1e6)
         med = statistics.median(t)
-        rows.append({"variant": s, "kernel": sorted(names[s])[0], "bytes": nbytes,
+        rows.append({"variant": s, "kernel": "+".join(sorted(names[s])), "bytes": nbytes,
                      "written": written_bytes(s, nbytes), "samples": len(t),
                      "kernel_us": round(med, 3), "p10_us": round(t[int(0.1 * (len(t) - 1))], 3),
                      "p90_us": round(t[int(0.9 * (len(t) - 1) + 0.5)], 3),
