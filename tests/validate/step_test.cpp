@@ -704,6 +704,39 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   EXPECT_NE(u.notes[0].find("no L2 prior-writes law measured on h100"), std::string::npos) << u.notes[0];
 }
 
+// With the ops' bytes, a fused kernel given by its bytes streams as the run's largest op did in the trace.
+TEST_F(StepEdits, AFusedKernelGivenByItsBytesStreamsAsTheRunsLargestOpDid) {
+  const sim::WorkloadContext ctx = h100_context();
+  const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
+  const std::vector<StepEdit> fuse = {parse_step_edit("fuse=q_prep:bytes=19e6:written=1e6")};
+  const StepWhatIf w = apply_step_edits(a, fuse, {&ctx, "aiter-v1", nullptr, &bytes});
+  // The BMM (17 MB read, 2 MB written, the run's largest) ran 4 us; the cat (4 MB) does not set the ratio.
+  const double ratio = 4.0 / stream_kernel_time_us(ctx.params, 19e6, 2e6);
+  ASSERT_LT(ratio, 0.6);
+  const double fused = ratio * stream_kernel_time_us(ctx.params, 19e6, 1e6);
+  EXPECT_NEAR(w.after_summary.class_us.at("q_prep"), 2 * fused, 1e-9);
+  EXPECT_NE(w.notes[0].find(fmt::format("one kernel of {:.2f} us each", fused)), std::string::npos) << w.notes[0];
+  EXPECT_NE(
+      w.notes[0].find(fmt::format("times {:.3f} on average over the trace's 6 runs: the measured time of each run's op "
+                                  "that moves the most bytes (q_absorb_bmm_kernel, 19 MB)",
+                                  ratio)),
+      std::string::npos)
+      << w.notes[0];
+  // Without the ops' bytes the stream cost stands; a kernel given by its time keeps it.
+  const StepWhatIf bare = apply_step_edits(a, fuse, {&ctx, "aiter-v1", nullptr, nullptr});
+  EXPECT_NEAR(bare.after_summary.class_us.at("q_prep"), 2 * stream_kernel_time_us(ctx.params, 19e6, 1e6), 1e-9);
+  const StepWhatIf timed =
+      apply_step_edits(a, {parse_step_edit("fuse=q_prep:us=5")}, {&ctx, "aiter-v1", nullptr, &bytes});
+  EXPECT_DOUBLE_EQ(timed.after_summary.class_us.at("q_prep"), 10.0);
+  // Runs whose ops have no bytes keep the stream cost, and the line says so.
+  const OpBytesRules copy_only = op_bytes_from_json(R"({"ops": [{"match": "copy", "read_bytes": 1e6}]})", "c.json");
+  const StepWhatIf unknown = apply_step_edits(a, fuse, {&ctx, "aiter-v1", nullptr, &copy_only});
+  EXPECT_NEAR(unknown.after_summary.class_us.at("q_prep"), 2 * stream_kernel_time_us(ctx.params, 19e6, 1e6), 1e-9);
+  EXPECT_NE(unknown.notes[0].find("no op of the run has bytes (--op-bytes), so the stream kernel's cost stands"),
+            std::string::npos)
+      << unknown.notes[0];
+}
+
 // Kernels an edit puts in the step take their bytes from the file too, and per-request bytes follow each step's
 // batch.
 TEST_F(StepEdits, KernelsAnEditAddsAndEachStepsBatchTakeTheirBytes) {

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <functional>
 #include <map>
 #include <regex>
+#include <span>
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/l2_prior_writes.h"
@@ -242,7 +244,8 @@ int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers, const OpB
   return layers;
 }
 
-int fuse_runs(DecodeStep& s, const StepSelector& match, const std::optional<double>& us, double fused_us,
+// How a run of kernels that a fuse edit joins is timed: `cost` gets the run and gives the fused kernel's time.
+int fuse_runs(DecodeStep& s, const StepSelector& match, const std::function<double(std::span<const StepKernel>)>& cost,
               const std::optional<OpBytes>& fused_bytes) {
   std::vector<StepKernel> out;
   int runs = 0;
@@ -255,12 +258,33 @@ int fuse_runs(DecodeStep& s, const StepSelector& match, const std::optional<doub
     std::string cls = s.kernels[i].kernel_class;
     while (j < s.kernels.size() && match(s.kernels[j])) ++j;
     ++runs;
-    out.push_back({fmt::format("fused({} kernels from {})", j - i, s.kernels[i].name), cls, us.value_or(fused_us),
-                   s.kernels[i].gap_us, fused_bytes});
+    const double us = cost(std::span<const StepKernel>(s.kernels).subspan(i, j - i));
+    out.push_back({fmt::format("fused({} kernels from {})", j - i, s.kernels[i].name), cls, us, s.kernels[i].gap_us,
+                   fused_bytes});
     i = j;
   }
   s.kernels = std::move(out);
   return runs;
+}
+
+// The op of a fused run that moves the most bytes (where the ops' bytes are known), and its measured time over the
+// stream-kernel cost of its bytes: how this stack's kernel of that work streams, which the fused kernel, doing that
+// work and less of the rest, is taken to share (docs/step.md §3).
+struct StreamReference {
+  std::string name;
+  double mb = 0;
+  double ratio = 0;
+};
+
+std::optional<StreamReference> stream_reference(std::span<const StepKernel> run, const CostParams& p) {
+  const StepKernel* best = nullptr;
+  for (const StepKernel& k : run)
+    if (k.bytes && k.bytes->touched_mb() > 0 && k.exposed_us > 0 &&
+        (!best || k.bytes->touched_mb() > best->bytes->touched_mb()))
+      best = &k;
+  if (!best) return std::nullopt;
+  const double stream = stream_kernel_time_us(p, best->bytes->touched_mb() * 1e6, best->bytes->written_mb * 1e6);
+  return StreamReference{best->name, best->bytes->touched_mb(), best->exposed_us / stream};
 }
 
 // The step's metadata kernels become one build of `us` at the first one's place (none: at the step's start, the
@@ -596,12 +620,45 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       const std::optional<OpBytes> fused_bytes =
           e.bytes ? std::optional<OpBytes>({(*e.bytes - e.written.value_or(0)) / 1e6, e.written.value_or(0) / 1e6})
                   : std::nullopt;
+      // A kernel given by its bytes, with the ops' bytes known and a measured stream kernel, streams as the run's
+      // largest op did: each run's fused kernel takes that op's ratio of measured to stream cost.
+      const bool scaled = e.bytes && context.op_bytes && has_stream_kernel(context.workload->params);
+      std::vector<double> ratios, fused;
+      std::string reference;
+      double reference_mb = 0;
+      const auto cost = [&](std::span<const StepKernel> run) {
+        double us = e.us.value_or(fused_us);
+        if (scaled)
+          if (const auto r = stream_reference(run, context.workload->params)) {
+            us *= r->ratio;
+            ratios.push_back(r->ratio);
+            if (reference.empty()) reference = r->name, reference_mb = r->mb;
+          }
+        fused.push_back(us);
+        return us;
+      };
       const auto prior = prior_writes_of(w.after, law);
       int runs = 0;
-      for (DecodeStep& s : w.after) runs += fuse_runs(s, match, e.us, fused_us, fused_bytes);
+      for (DecodeStep& s : w.after) runs += fuse_runs(s, match, cost, fused_bytes);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
+      const auto mean = [](const std::vector<double>& v) {
+        double t = 0;
+        for (double x : v) t += x;
+        return t / static_cast<double>(std::max<size_t>(1, v.size()));
+      };
+      if (scaled && ratios.empty())
+        costed += "; no op of the run has bytes (--op-bytes), so the stream kernel's cost stands";
+      else if (scaled)
+        costed += fmt::format(
+            ", times {:.3f} on average over the trace's {} runs: the measured time of each run's op that moves the "
+            "most bytes "
+            "({}, {:.3g} MB) over a stream kernel's cost of its bytes{}",
+            mean(ratios), ratios.size(), reference, reference_mb,
+            ratios.size() < fused.size()
+                ? fmt::format(" ({} runs without one keep the stream cost)", fused.size() - ratios.size())
+                : std::string());
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
-                        runs / static_cast<int>(w.after.size()), e.us.value_or(fused_us), costed,
+                        runs / static_cast<int>(w.after.size()), mean(fused), costed,
                         weigh_prior_writes(w.after, prior, law, context, split_plan(e.text)));
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
