@@ -52,7 +52,10 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
                              "h100/step_op_bytes/b24_ctx2048_copy8",
                              "h200/step_op_bytes/b16_ctx4096_copy8",
                              "h200/step_op_bytes/b16_ctx4096_copy32",
-                             "h200/step_op_bytes/b24_ctx2048_copy8"}) {
+                             "h200/step_op_bytes/b24_ctx2048_copy8",
+                             "h200/step_holdout/b8_ctx8192",
+                             "h200/step_holdout/b20_ctx4096",
+                             "h200/step_holdout/b32_ctx2048"}) {
     const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/" + folder + "/";
     std::ifstream in(dir + "predictions.json");
     ASSERT_TRUE(in) << dir;
@@ -71,10 +74,10 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
       ++checked;
     }
   }
-  // Four runs of two rounds of three changes; 22 interleaved runs (15 on H100s, eight of them at other workloads,
-  // copy sizes or with a KV cache per layer; seven on H200s, five at other workloads or copy sizes) of four changes
+  // Four runs of two rounds of three changes; 25 interleaved runs (15 on H100s, eight of them at other workloads,
+  // copy sizes or with a KV cache per layer; ten on H200s, eight at other workloads or copy sizes) of four changes
   // and a mixed-batch change predicted with and without the steps' own batches.
-  EXPECT_EQ(checked, 4 * 2 * 3 + 22 * 6);
+  EXPECT_EQ(checked, 4 * 2 * 3 + 25 * 6);
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
