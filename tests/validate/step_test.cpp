@@ -788,6 +788,19 @@ TEST(StepEditParsing, BadEditsAreNamed) {
       EXPECT_EQ(e.field(), "edit") << bad;
     }
   }
+  // A selector names the forms it may take; a regex stands alone.
+  const auto message = [](const std::string& edit) {
+    try {
+      parse_step_edit(edit);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message("remove=attention").find("SEL must be a step class (q_prep, "), std::string::npos);
+  EXPECT_NE(message("remove=attention").find(") or re:REGEX, got 'attention'"), std::string::npos);
+  EXPECT_NE(message("fuse=copy+re:foo:us=1").find("a re:REGEX selector stands alone"), std::string::npos);
+  EXPECT_EQ(parse_step_edit("remove=re:a+b").selectors, (std::vector<std::string>{"re:a+b"}));
   const StepEdit e = parse_step_edit("fuse=q_prep+copy:bytes=1e6");
   EXPECT_EQ(e.selectors, (std::vector<std::string>{"q_prep", "copy"}));
   EXPECT_DOUBLE_EQ(*e.bytes, 1e6);

@@ -30,12 +30,11 @@ std::string check_step_selector(const std::string& selector, const std::string& 
     name_regex(selector.substr(3), field);
     return selector;
   }
-  try {
-    check_step_class(selector, field);
-  } catch (const InputError& e) {
-    throw InputError(field, e.message() + " or re:REGEX");
-  }
-  return selector;
+  const auto& classes = step_classes();
+  if (std::find(classes.begin(), classes.end(), selector) != classes.end()) return selector;
+  std::string list;
+  for (const auto& c : classes) list += (list.empty() ? "" : ", ") + c;
+  throw InputError(field, "must be a step class (" + list + ") or re:REGEX, got '" + selector + "'");
 }
 
 }  // namespace mlasim::validate

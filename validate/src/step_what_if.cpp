@@ -14,7 +14,6 @@
 #include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/trace_device_time.h"
-#include "mlasim/validate/name_regex.h"
 #include "mlasim/validate/step_selector.h"
 
 namespace mlasim::validate {
@@ -124,24 +123,21 @@ double positive_number(const std::string& text, const std::string& value, const 
 
 std::vector<std::string> parse_selectors(const std::string& text, const std::string& list) {
   if (list.empty()) bad_edit(text, "names no kernels");
-  if (list.rfind("re:", 0) == 0) {
+  const auto checked = [&](const std::string& selector) {
+    const std::string field = selector.rfind("re:", 0) == 0 ? "re:" : "SEL";
     try {
-      name_regex(list.substr(3), "re:");
+      return check_step_selector(selector, field);
     } catch (const InputError& e) {
-      bad_edit(text, "re: " + e.message());
+      bad_edit(text, field + " " + e.message());
     }
-    return {list};
-  }
+  };
+  if (list.rfind("re:", 0) == 0) return {checked(list)};  // a regex stands alone: '+' is part of it
   std::vector<std::string> out;
   for (size_t begin = 0;;) {
     const size_t plus = list.find('+', begin);
     const std::string sel = list.substr(begin, plus == std::string::npos ? std::string::npos : plus - begin);
-    try {
-      check_step_class(sel, "edit");
-    } catch (const InputError& e) {
-      bad_edit(text, e.message());
-    }
-    out.push_back(sel);
+    if (sel.rfind("re:", 0) == 0) bad_edit(text, "a re:REGEX selector stands alone, not in a list of classes");
+    out.push_back(checked(sel));
     if (plus == std::string::npos) return out;
     begin = plus + 1;
   }
@@ -367,8 +363,11 @@ class StepWorkloads {
   std::map<int, sim::WorkloadContext> resized_;
 };
 
-std::vector<std::vector<PriorWrites>> prior_writes_of(const std::vector<DecodeStep>& steps, const L2PriorWrites& law) {
+// None where nothing will weigh them (no law, or no ops' bytes): weigh_prior_writes then only says why.
+std::vector<std::vector<PriorWrites>> prior_writes_of(const std::vector<DecodeStep>& steps, const L2PriorWrites& law,
+                                                      const WhatIfContext& context) {
   std::vector<std::vector<PriorWrites>> out;
+  if (!law.known() || !context.op_bytes) return out;
   for (const DecodeStep& s : steps) out.push_back(prior_writes_us(s, law));
   return out;
 }
@@ -637,7 +636,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         fused.push_back(us);
         return us;
       };
-      const auto prior = prior_writes_of(w.after, law);
+      const auto prior = prior_writes_of(w.after, law, context);
       int runs = 0;
       for (DecodeStep& s : w.after) runs += fuse_runs(s, match, cost, fused_bytes);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
@@ -662,7 +661,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                         weigh_prior_writes(w.after, prior, law, context, split_plan(e.text)));
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
-      const auto prior = prior_writes_of(w.after, law);
+      const auto prior = prior_writes_of(w.after, law, context);
       int removed = 0;
       for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
