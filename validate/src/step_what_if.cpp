@@ -652,7 +652,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
             ", times {:.3f} on average over the trace's {} runs: the measured time of each run's op that moves the "
             "most bytes "
             "({}, {:.3g} MB) over a stream kernel's cost of its bytes{}",
-            mean(ratios), ratios.size(), reference, reference_mb,
+            mean(ratios), ratios.size(), short_name(reference), reference_mb,
             ratios.size() < fused.size()
                 ? fmt::format(" ({} runs without one keep the stream cost)", fused.size() - ratios.size())
                 : std::string());
