@@ -20,12 +20,13 @@ const std::vector<std::string>& step_classes() {
   return classes;
 }
 
-void check_step_class(const std::string& name, const std::string& field) {
+void check_step_class(const std::string& name, const std::string& field, const std::string& other_forms) {
   const auto& c = step_classes();
   if (std::find(c.begin(), c.end(), name) != c.end()) return;
   std::string list;
   for (const auto& n : c) list += (list.empty() ? "" : ", ") + n;
-  throw InputError(field, "must be a step class (" + list + "), got '" + name + "'");
+  throw InputError(field, "must be a step class (" + list + ")" + (other_forms.empty() ? "" : " or " + other_forms) +
+                              ", got '" + name + "'");
 }
 
 std::string BatchFromGrid::describe() const {

@@ -30,11 +30,8 @@ std::string check_step_selector(const std::string& selector, const std::string& 
     name_regex(selector.substr(3), field);
     return selector;
   }
-  const auto& classes = step_classes();
-  if (std::find(classes.begin(), classes.end(), selector) != classes.end()) return selector;
-  std::string list;
-  for (const auto& c : classes) list += (list.empty() ? "" : ", ") + c;
-  throw InputError(field, "must be a step class (" + list + ") or re:REGEX, got '" + selector + "'");
+  check_step_class(selector, field, "re:REGEX");
+  return selector;
 }
 
 }  // namespace mlasim::validate

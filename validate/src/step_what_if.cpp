@@ -622,7 +622,8 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       // A kernel given by its bytes, with the ops' bytes known and a measured stream kernel, streams as the run's
       // largest op did: each run's fused kernel takes that op's ratio of measured to stream cost.
       const bool scaled = e.bytes && context.op_bytes && has_stream_kernel(context.workload->params);
-      std::vector<double> ratios, fused;
+      int scaled_runs = 0;
+      double ratio_sum = 0, fused_sum = 0;
       std::string reference;
       double reference_mb = 0;
       const auto cost = [&](std::span<const StepKernel> run) {
@@ -630,34 +631,28 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         if (scaled)
           if (const auto r = stream_reference(run, context.workload->params)) {
             us *= r->ratio;
-            ratios.push_back(r->ratio);
-            if (reference.empty()) reference = r->name, reference_mb = r->mb;
+            ratio_sum += r->ratio;
+            if (scaled_runs++ == 0) reference = r->name, reference_mb = r->mb;
           }
-        fused.push_back(us);
+        fused_sum += us;
         return us;
       };
       const auto prior = prior_writes_of(w.after, law, context);
       int runs = 0;
       for (DecodeStep& s : w.after) runs += fuse_runs(s, match, cost, fused_bytes);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
-      const auto mean = [](const std::vector<double>& v) {
-        double t = 0;
-        for (double x : v) t += x;
-        return t / static_cast<double>(std::max<size_t>(1, v.size()));
-      };
-      if (scaled && ratios.empty())
+      if (scaled && scaled_runs == 0)
         costed += "; no op of the run has bytes (--op-bytes), so the stream kernel's cost stands";
       else if (scaled)
         costed += fmt::format(
             ", times {:.3f} on average over the trace's {} runs: the measured time of each run's op that moves the "
             "most bytes "
             "({}, {:.3g} MB) over a stream kernel's cost of its bytes{}",
-            mean(ratios), ratios.size(), short_name(reference), reference_mb,
-            ratios.size() < fused.size()
-                ? fmt::format(" ({} runs without one keep the stream cost)", fused.size() - ratios.size())
-                : std::string());
+            ratio_sum / scaled_runs, scaled_runs, short_name(reference), reference_mb,
+            scaled_runs < runs ? fmt::format(" ({} runs without one keep the stream cost)", runs - scaled_runs)
+                               : std::string());
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
-                        runs / static_cast<int>(w.after.size()), mean(fused), costed,
+                        runs / static_cast<int>(w.after.size()), fused_sum / runs, costed,
                         weigh_prior_writes(w.after, prior, law, context, split_plan(e.text)));
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);

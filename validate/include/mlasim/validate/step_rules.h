@@ -25,8 +25,9 @@ namespace mlasim::validate {
 
 // The classes, in report order; "other" is last.
 const std::vector<std::string>& step_classes();
-// Throws InputError(field, ...) unless `name` is a class of step_classes().
-void check_step_class(const std::string& name, const std::string& field);
+// Throws InputError(field, ...) unless `name` is a class of step_classes(); the message names the classes, and
+// `other_forms` (e.g. "re:REGEX") where the field takes more.
+void check_step_class(const std::string& name, const std::string& field, const std::string& other_forms = "");
 
 struct StepRule {
   std::string kernel_class;
