@@ -9,7 +9,7 @@
 namespace mlasim::sim {
 namespace {
 
-AiterV1Args mixed_batch(int batch) {
+AiterV1Args mixed_planner_args(int batch) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> len(256, 131072);
   AiterV1Args a;
@@ -28,7 +28,7 @@ AiterV1Args mixed_batch(int batch) {
 }
 
 void BM_PlanAiterV1(benchmark::State& state) {
-  const AiterV1Args a = mixed_batch(static_cast<int>(state.range(0)));
+  const AiterV1Args a = mixed_planner_args(static_cast<int>(state.range(0)));
   int works = 0, items = 0;
   for (auto _ : state) {
     Plan p = plan_aiter_v1(a);

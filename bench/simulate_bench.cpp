@@ -12,7 +12,7 @@ namespace mlasim::sim {
 namespace {
 
 // Mostly short chats with a tail of long contexts, as the planner benchmark uses.
-DecodeBatch mixed_batch(int batch) {
+DecodeBatch mixed_decode_batch(int batch) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> len(256, 131072);
   DecodeBatch b;
@@ -35,7 +35,7 @@ void report(benchmark::State& state, const Plan& plan, const Metrics& m) {
 }
 
 void BM_PlanAndSimulateMetrics(benchmark::State& state) {
-  const DecodeBatch batch = mixed_batch(static_cast<int>(state.range(0)));
+  const DecodeBatch batch = mixed_decode_batch(static_cast<int>(state.range(0)));
   const auto policy = make_policy("aiter-v1");
   const CostParams params = cost_params_for(mi355x());
   Plan plan;
@@ -50,7 +50,7 @@ void BM_PlanAndSimulateMetrics(benchmark::State& state) {
 BENCHMARK(BM_PlanAndSimulateMetrics)->Arg(1)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
 void BM_PlanAndSimulateWithTimeline(benchmark::State& state) {
-  const DecodeBatch batch = mixed_batch(static_cast<int>(state.range(0)));
+  const DecodeBatch batch = mixed_decode_batch(static_cast<int>(state.range(0)));
   const auto policy = make_policy("aiter-v1");
   const CostParams params = cost_params_for(mi355x());
   Plan plan;
@@ -82,7 +82,7 @@ BENCHMARK(BM_PlanAndSimulateUniform)->Arg(1)->Arg(64)->Arg(256)->Arg(1024)->Unit
 
 // The simulator alone on a fixed plan.
 void BM_SimulateMetrics(benchmark::State& state) {
-  const DecodeBatch batch = mixed_batch(static_cast<int>(state.range(0)));
+  const DecodeBatch batch = mixed_decode_batch(static_cast<int>(state.range(0)));
   const CostParams params = cost_params_for(mi355x());
   const Plan plan = make_policy("aiter-v1")->plan(PlanRequest{batch, mi355x(), 0});
   Metrics m;
@@ -99,7 +99,7 @@ BENCHMARK(BM_SimulateMetrics)->Arg(1)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchm
 // side-by-side share instead (fold_l2_window 0, one play). The plans' mixed lengths as above.
 void BM_PlanAndSimulateFolded(benchmark::State& state) {
   static const Gpu h100 = load_gpu("h100");
-  DecodeBatch batch = mixed_batch(static_cast<int>(state.range(0)));
+  DecodeBatch batch = mixed_decode_batch(static_cast<int>(state.range(0)));
   batch.q_heads = 64;
   batch.q_dtype = batch.kv_dtype = DType::bf16;
   batch.page_size = 64;

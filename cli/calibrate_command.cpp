@@ -1,5 +1,4 @@
 // mlasim calibrate: fit a GPU profile's cost-model parameters to measured times and write the fitted profile.
-#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -29,12 +28,6 @@ struct CalibrateOptions {
 };
 
 std::string fmt_sigma(double v) { return std::isfinite(v) ? fmt::format("{:.3g}", v) : "n/a"; }
-
-std::string today() {
-  const std::chrono::year_month_day d{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
-  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(d.year()), static_cast<unsigned>(d.month()),
-                     static_cast<unsigned>(d.day()));
-}
 
 void run_calibrate(const CalibrateOptions& o) {
   check_format(o.format, {"text", "json"});

@@ -1,6 +1,8 @@
 #include "output.h"
 
+#include <chrono>
 #include <cstdio>
+#include <fmt/format.h>
 
 #include "mlasim/model/input_error.h"
 
@@ -18,6 +20,12 @@ void check_format(const std::string& format, std::initializer_list<const char*> 
     names += (names.empty() ? "" : ", ") + std::string(a);
   }
   throw InputError("format", "must be " + names + ", got '" + format + "'");
+}
+
+std::string today() {
+  const std::chrono::year_month_day d{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(d.year()), static_cast<unsigned>(d.month()),
+                     static_cast<unsigned>(d.day()));
 }
 
 }  // namespace mlasim::cli

@@ -9,5 +9,7 @@ namespace mlasim::cli {
 void write_stdout(const std::string& text);
 // Throws InputError("format", ...) unless `format` is one of `allowed`.
 void check_format(const std::string& format, std::initializer_list<const char*> allowed);
+// The date a written file's provenance records when the run names none: YYYY-MM-DD, UTC.
+std::string today();
 
 }  // namespace mlasim::cli

@@ -1,6 +1,5 @@
 // mlasim validate: run a measurement campaign on the real kernels (or list it with --dry-run) and write
 // measurement rows with provenance, resumably.
-#include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
 #include <memory>
@@ -88,12 +87,6 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
     for (const std::string& reason : plan.left_out_reasons) text += "  " + reason + "\n";
   }
   write_stdout(text);
-}
-
-std::string today() {
-  const std::chrono::year_month_day d{std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
-  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(d.year()), static_cast<unsigned>(d.month()),
-                     static_cast<unsigned>(d.day()));
 }
 
 void write_stream_read(const std::vector<validate::StreamReadPoint>& points, const validate::Campaign& c,

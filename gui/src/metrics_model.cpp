@@ -7,8 +7,6 @@ namespace {
 
 using Field = sim::MetricField;
 
-QString qstr(const std::string& s) { return QString::fromStdString(s); }
-
 }  // namespace
 
 MetricsModel::MetricsModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -43,9 +41,10 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
   const int column = index.column();
   const auto& side = sides_[column == kB ? 1 : 0];
   if (role == Qt::DisplayRole) {
-    if (column == kName) return qstr(std::string(field.name));
-    if (column == kBvsA) return sides_[0] && sides_[1] ? qstr(field.compare(*sides_[0], *sides_[1])) : QString();
-    return side ? qstr(field.text(*side)) : QString();
+    if (column == kName) return QString::fromStdString(std::string(field.name));
+    if (column == kBvsA)
+      return sides_[0] && sides_[1] ? QString::fromStdString(field.compare(*sides_[0], *sides_[1])) : QString();
+    return side ? QString::fromStdString(field.text(*side)) : QString();
   }
   if (role == Qt::UserRole && (column == kA || column == kB) && side && field.kind != Field::Kind::list)
     return field.value(*side);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim {
 namespace {
@@ -50,12 +51,6 @@ const std::map<std::string, Bounds>& class_bound_table() {
   return table;
 }
 
-std::string join(const std::vector<std::string>& v, const char* separator = ", ") {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : separator) + x;
-  return s;
-}
-
 double mean_abs(const std::vector<double>& v) {
   if (v.empty()) return 0;
   double s = 0;
@@ -90,8 +85,9 @@ FreeParameter free_parameter(const std::string& key, const Gpu& gpu) {
       else if (const std::string f = k.substr(dot + 1); std::find(fields.begin(), fields.end(), f) == fields.end())
         fields.push_back(f);
     }
-    throw InputError("free", "'" + key + "' is not a fittable parameter; fittable: " + join(globals) +
-                                 ", and <class>.{" + join(fields, ",") + "} for the classes " + kernel_class_names());
+    throw InputError("free", "'" + key + "' is not a fittable parameter; fittable: " + join_names(globals) +
+                                 ", and <class>.{" + join_names(fields, ",") + "} for the classes " +
+                                 kernel_class_names());
   }
   const size_t dot = key.find('.');
   const Bounds b = dot == std::string::npos ? bound_table().at(key) : class_bound_table().at(key.substr(dot + 1));

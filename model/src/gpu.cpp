@@ -11,18 +11,13 @@
 #include <utility>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // `v` as T, or InputError naming `field`. nlohmann's get<int>() converts any number (a float beyond int is undefined
 // behaviour) and value() throws its own type_error for a value of another type; both were found by
@@ -187,7 +182,7 @@ Gpu load_gpu(const std::string& name_or_path) {
   std::ifstream in(path);
   if (!in) {
     if (is_path) throw InputError("gpu", "cannot read '" + name_or_path + "'");
-    throw InputError("gpu", "unknown GPU '" + name_or_path + "'; known: " + join(builtin_gpu_names()) +
+    throw InputError("gpu", "unknown GPU '" + name_or_path + "'; known: " + join_names(builtin_gpu_names()) +
                                 " (or a path to a profile .json)");
   }
   std::stringstream ss;

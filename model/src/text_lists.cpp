@@ -1,6 +1,7 @@
 #include "mlasim/model/text_lists.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "mlasim/model/input_error.h"
@@ -40,6 +41,22 @@ std::vector<std::string> parse_name_list(const std::string& text, const std::str
   for (const std::string& name : out)
     if (name.empty()) throw InputError(field, "must be a comma list of names, got '" + text + "'");
   return out;
+}
+
+std::string join_names(const std::vector<std::string>& names, std::string_view separator) {
+  std::string out;
+  for (const std::string& name : names) {
+    if (!out.empty()) out += separator;
+    out += name;
+  }
+  return out;
+}
+
+std::string trim(std::string_view text) {
+  size_t b = 0, e = text.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+  return std::string(text.substr(b, e - b));
 }
 
 }  // namespace mlasim

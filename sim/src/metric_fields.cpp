@@ -10,24 +10,6 @@
 namespace mlasim::sim {
 namespace {
 
-using K = MetricField::Kind;
-using C = MetricField::Comparison;
-
-const MetricField kFields[] = {
-    {"stage1_us", "us", K::real, C::time_ratio, &Metrics::stage1_us},
-    {"reduce_us", "us", K::real, C::time_ratio, &Metrics::reduce_us},
-    {"kernel_us", "us", K::real, C::time_ratio, &Metrics::kernel_us},
-    {"total_us", "us", K::real, C::time_ratio, &Metrics::total_us},
-    {"active_clusters", "", K::integer, C::difference, nullptr, &Metrics::active_clusters},
-    {"occupancy", "", K::real, C::points, &Metrics::occupancy},
-    {"splits_per_request", "", K::list, C::none},
-    {"num_works", "", K::integer, C::difference, nullptr, &Metrics::num_works},
-    {"num_partials", "", K::integer, C::difference, nullptr, &Metrics::num_partials},
-    {"kv_bytes", "B", K::real, C::rate_ratio, &Metrics::kv_bytes},
-    {"achieved_tbps", "TB/s", K::real, C::rate_ratio, &Metrics::achieved_tbps},
-    {"critical_path_us", "us", K::real, C::time_ratio, &Metrics::critical_path_us},
-};
-
 std::string splits_summary(const std::vector<int>& s) {
   if (s.size() <= 8) return fmt::format("{}", fmt::join(s, " "));
   const auto [lo, hi] = std::minmax_element(s.begin(), s.end());
@@ -83,10 +65,29 @@ std::string MetricField::compare(const Metrics& a, const Metrics& b) const {
   return {};
 }
 
-std::span<const MetricField> metric_fields() { return kFields; }
+std::span<const MetricField> metric_fields() {
+  using K = MetricField::Kind;
+  using C = MetricField::Comparison;
+
+  static const MetricField fields[] = {
+      {"stage1_us", "us", K::real, C::time_ratio, &Metrics::stage1_us},
+      {"reduce_us", "us", K::real, C::time_ratio, &Metrics::reduce_us},
+      {"kernel_us", "us", K::real, C::time_ratio, &Metrics::kernel_us},
+      {"total_us", "us", K::real, C::time_ratio, &Metrics::total_us},
+      {"active_clusters", "", K::integer, C::difference, nullptr, &Metrics::active_clusters},
+      {"occupancy", "", K::real, C::points, &Metrics::occupancy},
+      {"splits_per_request", "", K::list, C::none},
+      {"num_works", "", K::integer, C::difference, nullptr, &Metrics::num_works},
+      {"num_partials", "", K::integer, C::difference, nullptr, &Metrics::num_partials},
+      {"kv_bytes", "B", K::real, C::rate_ratio, &Metrics::kv_bytes},
+      {"achieved_tbps", "TB/s", K::real, C::rate_ratio, &Metrics::achieved_tbps},
+      {"critical_path_us", "us", K::real, C::time_ratio, &Metrics::critical_path_us},
+  };
+  return fields;
+}
 
 const MetricField* find_metric_field(std::string_view name) {
-  for (const MetricField& f : kFields)
+  for (const MetricField& f : metric_fields())
     if (f.name == name) return &f;
   return nullptr;
 }

@@ -16,7 +16,7 @@ using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 
 // Buffers reused by every call on a thread.
-struct Scratch {
+struct ReduceGraphScratch {
   std::vector<int> next_work, tile_vertex;
   std::vector<std::pair<int, int>> edges;
   std::vector<double> weight, start, finish;
@@ -28,7 +28,7 @@ struct Scratch {
 }  // namespace
 
 CriticalPath reduce_critical_path(const ReduceGraphInput& in) {
-  thread_local Scratch s;
+  thread_local ReduceGraphScratch s;
   const int W = static_cast<int>(in.work_us.size());
   const int T = static_cast<int>(in.tile_us.size());
   if (in.previous_work.size() != in.work_us.size() || in.work_tile.size() != in.work_us.size())

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace mlasim::cli_test {
 
@@ -20,6 +21,15 @@ struct CliResult {
   std::string out;  // stdout
   std::string err;  // stderr
 };
+
+// The lines of `text`, without their line ends.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
 
 // A path under the test temp dir that no other test process uses (ctest runs tests in parallel).
 inline std::string temp_path(const std::string& name) {

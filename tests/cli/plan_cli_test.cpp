@@ -11,12 +11,12 @@
 namespace {
 
 using mlasim::cli_test::expect_bad_input;
+using mlasim::cli_test::run_cli;
 using mlasim::cli_test::temp_path;
 using mlasim::cli_test::write_file;
-const auto run = mlasim::cli_test::run_cli;
 
 TEST(PlanCli, TextSummaryOfTheReadmeExample) {
-  const auto r = run("plan --gpu mi355x --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=16");
+  const auto r = run_cli("plan --gpu mi355x --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=16");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("clusters used   64 of 256 (25.0%)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("works           67"), std::string::npos);
@@ -25,7 +25,7 @@ TEST(PlanCli, TextSummaryOfTheReadmeExample) {
 }
 
 TEST(PlanCli, JsonHasTheReferenceLayout) {
-  const auto r = run("plan --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=-1 --format json");
+  const auto r = run_cli("plan --batch 4 --context 100000 --policy aiter-v1:max_split_per_batch=-1 --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["outputs"]["num_works"], 259);
@@ -36,7 +36,7 @@ TEST(PlanCli, JsonHasTheReferenceLayout) {
 
 TEST(PlanCli, CasesFileReproducesEveryReferenceCase) {
   const std::string path = MLASIM_TEST_DATA_DIR "/aiter_v1_golden_sample.jsonl";
-  const auto r = run("plan --cases " + path + " --format json");
+  const auto r = run_cli("plan --cases " + path + " --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream gold(path);
   std::istringstream got(r.out);

@@ -10,11 +10,11 @@
 namespace {
 
 using mlasim::cli_test::expect_bad_input;
-const auto run = mlasim::cli_test::run_cli;
+using mlasim::cli_test::run_cli;
 namespace sim = mlasim::sim;
 
 TEST(PoliciesCli, TextNamesEveryPolicyAndKnobWithItsDomainAndDefault) {
-  const auto r = run("policies");
+  const auto r = run_cli("policies");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const sim::PolicyInfo& p : sim::policy_registry()) {
     EXPECT_NE(r.out.find(p.name + " (" + std::string(sim::kernel_kind_name(p.kernel)) + "): " + p.doc + "\n"),
@@ -33,7 +33,7 @@ TEST(PoliciesCli, TextNamesEveryPolicyAndKnobWithItsDomainAndDefault) {
 }
 
 TEST(PoliciesCli, JsonListsTheRegistryInOrder) {
-  const auto r = run("policies --format json");
+  const auto r = run_cli("policies --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_array());
@@ -58,7 +58,7 @@ TEST(PoliciesCli, JsonListsTheRegistryInOrder) {
 }
 
 TEST(PoliciesCli, JsonSpellsOutEachAlternative) {
-  const auto j = nlohmann::json::parse(run("policies --format json").out);
+  const auto j = nlohmann::json::parse(run_cli("policies --format json").out);
   const auto& msb = j[0]["knobs"][0];
   ASSERT_EQ(msb["name"], "max_split_per_batch");
   EXPECT_EQ(msb["alternatives"], nlohmann::json::parse(R"([{"integers": {"min": -1, "max": -1}}, {"word": "vllm"},

@@ -10,7 +10,7 @@
 namespace mlasim::cli_test {
 namespace {
 
-const std::string kAtom = "--gpu mi355x --batch 4 --context 100000 --heads 16 --q-dtype fp8 --kv-dtype fp8";
+const std::string kAtomArgs = "--gpu mi355x --batch 4 --context 100000 --heads 16 --q-dtype fp8 --kv-dtype fp8";
 
 // The header and first data line of a CSV text.
 std::pair<std::string, std::string> header_and_row(const std::string& csv, int row = 1) {
@@ -22,7 +22,7 @@ std::pair<std::string, std::string> header_and_row(const std::string& csv, int r
 }
 
 TEST(PredictCli, JsonCarriesEveryMetricAndTheConfiguration) {
-  const CliResult r = run_cli("predict " + kAtom + " --policy aiter-v1:max_split_per_batch=16 --format json");
+  const CliResult r = run_cli("predict " + kAtomArgs + " --policy aiter-v1:max_split_per_batch=16 --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const std::string& name : sim::metric_names()) EXPECT_TRUE(j.contains(name)) << name;
@@ -34,7 +34,7 @@ TEST(PredictCli, JsonCarriesEveryMetricAndTheConfiguration) {
 }
 
 TEST(PredictCli, JsonAndCsvAgreeBitForBit) {
-  const std::string args = "predict " + kAtom + " --policy aiter-v1";
+  const std::string args = "predict " + kAtomArgs + " --policy aiter-v1";
   const CliResult json = run_cli(args + " --format json");
   const CliResult csv = run_cli(args + " --format csv");
   ASSERT_EQ(json.code, 0) << json.err;
@@ -44,14 +44,14 @@ TEST(PredictCli, JsonAndCsvAgreeBitForBit) {
 }
 
 TEST(PredictCli, CsvHasTheConfigurationColumnsFirst) {
-  const CliResult r = run_cli("predict " + kAtom + " --format csv");
+  const CliResult r = run_cli("predict " + kAtomArgs + " --format csv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(header_and_row(r.out).first, "gpu,batch,context,clusters,policy," + sim::metrics_csv_header());
   EXPECT_EQ(header_and_row(r.out).second.rfind("mi355x,4,100000,0,aiter-v1,", 0), 0u);
 }
 
 TEST(PredictCli, TextNamesWorkloadPolicyAndKernelTime) {
-  const CliResult r = run_cli("predict " + kAtom + " --policy aiter-v1");
+  const CliResult r = run_cli("predict " + kAtomArgs + " --policy aiter-v1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 x 100000 tokens"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("policy aiter-v1 (persistent kernel, kernel class asm-a8w8-qh16)"), std::string::npos) << r.out;
@@ -86,7 +86,7 @@ TEST(PredictCli, ClustersOutOfRange) {
 }
 
 TEST(CompareCli, JsonCarriesSpeedupOfAOverB) {
-  const CliResult r = run_cli("compare " + kAtom +
+  const CliResult r = run_cli("compare " + kAtomArgs +
                               " --policy aiter-v1:max_split_per_batch=16 --vs aiter-v1:max_split_per_batch=-1 "
                               "--format json");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -98,13 +98,13 @@ TEST(CompareCli, JsonCarriesSpeedupOfAOverB) {
 }
 
 TEST(CompareCli, SamePolicyHasSpeedupOne) {
-  const CliResult r = run_cli("compare " + kAtom + " --policy aiter-v1 --vs aiter-v1 --format json");
+  const CliResult r = run_cli("compare " + kAtomArgs + " --policy aiter-v1 --vs aiter-v1 --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(r.out)["speedup"].get<double>(), 1.0);
 }
 
 TEST(CompareCli, CsvRowsReadBackAsTheJsonSides) {
-  const std::string args = "compare " + kAtom + " --policy aiter-v1:max_split_per_batch=16 --vs fixed:splits=8";
+  const std::string args = "compare " + kAtomArgs + " --policy aiter-v1:max_split_per_batch=16 --vs fixed:splits=8";
   const CliResult csv = run_cli(args + " --format csv");
   const CliResult json = run_cli(args + " --format json");
   ASSERT_EQ(csv.code, 0) << csv.err;
@@ -118,7 +118,7 @@ TEST(CompareCli, CsvRowsReadBackAsTheJsonSides) {
 }
 
 TEST(CompareCli, TextShowsBothSidesAndTheSpeedup) {
-  const CliResult r = run_cli("compare " + kAtom + " --policy aiter-v1:max_split_per_batch=16 --vs aiter-v1");
+  const CliResult r = run_cli("compare " + kAtomArgs + " --policy aiter-v1:max_split_per_batch=16 --vs aiter-v1");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("aiter-v1:max_split_per_batch=16"), std::string::npos);
   EXPECT_NE(r.out.find("speedup (A kernel_us / B kernel_us): "), std::string::npos) << r.out;

@@ -17,14 +17,6 @@ struct Block {
   int line = 0;  // of the command in README.md
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(line);
-  return out;
-}
-
 std::vector<Block> readme_blocks() {
   const std::vector<std::string> lines = lines_of(read_file(MLASIM_DATA_DIR "/../README.md"));
   std::vector<Block> blocks;

@@ -14,7 +14,7 @@ namespace mlasim::cli_test {
 namespace {
 
 const std::string kStepDir = std::string(MLASIM_DATA_DIR) + "/measurements/h100/step/";
-const std::string kWorkload =
+const std::string kStepWorkload =
     " --gpu h100 --batch 16 --context 4096 --heads 128 --q-dtype bf16 --kv-dtype bf16 --page-size 64 --policy aiter-v1";
 
 nlohmann::json step_json(const std::string& args) {
@@ -82,7 +82,7 @@ TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
   const std::string trace =
-      std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/mixed_a.json.gz" + kWorkload;
+      std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/mixed_a.json.gz" + kStepWorkload;
   const nlohmann::json j = step_json("--trace " + trace);
   EXPECT_EQ(j["batch_source"], "grid.x of /rope_kv_write_kernel/");
   EXPECT_EQ(j["steps_with_batch"], 150);
@@ -105,7 +105,7 @@ TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
 }
 
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
-  const nlohmann::json j = step_json("--trace " + kStepDir + "before_r1.json.gz" + kWorkload);
+  const nlohmann::json j = step_json("--trace " + kStepDir + "before_r1.json.gz" + kStepWorkload);
   EXPECT_EQ(j["split"], "markers");
   EXPECT_EQ(j["total_steps"], 20);
   EXPECT_DOUBLE_EQ(j["measured"]["layers"].get<double>(), 8);
@@ -113,7 +113,8 @@ TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
   EXPECT_EQ(j["measured"]["class_us"]["other"].get<double>() > 0, true);
   EXPECT_DOUBLE_EQ(j["tokens_per_step"].get<double>(), 16);
   // Text and CSV carry the same step.
-  const CliResult text = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kWorkload + " --edit remove=copy");
+  const CliResult text =
+      run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kStepWorkload + " --edit remove=copy");
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("uplift"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("remove=copy: 8 kernels per step removed"), std::string::npos) << text.out;
@@ -123,13 +124,13 @@ TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
             std::string::npos)
       << text.out;
   // With them, each layer's stage 1 takes the change of what the ops before it wrote and read into L2.
-  const CliResult ops = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kWorkload +
+  const CliResult ops = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kStepWorkload +
                                 " --edit remove=copy --op-bytes " + kStepDir + "op_bytes.json");
   ASSERT_EQ(ops.code, 0) << ops.err;
   EXPECT_NE(ops.out.find("removed; the 8 stage-1 kernels per step after them -0.49 us each"), std::string::npos)
       << ops.out;
   EXPECT_NE(ops.out.find("the other kernels after keep their measured times"), std::string::npos) << ops.out;
-  const CliResult csv = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kWorkload + " --format csv");
+  const CliResult csv = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kStepWorkload + " --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("metric,measured,edited\nstep_us,", 0), 0u) << csv.out;
 }
@@ -154,7 +155,7 @@ TEST(StepCli, TheScenariosPolicyAIsThePolicyThatRan) {
 }
 
 TEST(StepCli, EditsApplyInOrder) {
-  const std::string base = "--trace " + kStepDir + "before_r1.json.gz" + kWorkload;
+  const std::string base = "--trace " + kStepDir + "before_r1.json.gz" + kStepWorkload;
   const double both = step_json(base + " --edit remove=copy --edit gaps=0")["edited"]["step_us"].get<double>();
   const nlohmann::json gapless = step_json(base + " --edit gaps=0 --edit remove=copy");
   EXPECT_NEAR(both, gapless["edited"]["step_us"].get<double>(), 1e-9);

@@ -13,14 +13,6 @@
 namespace mlasim::cli_test {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
-
 // A sweep whose arguments are wrong must exit 2 and leave `out` as it was (here: absent).
 void expect_no_file(const std::string& args, const std::string& message_start) {
   const std::string out = temp_path("bad_sweep.csv");

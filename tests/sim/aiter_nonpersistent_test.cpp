@@ -4,31 +4,25 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
+using testing::mi355x;
+using testing::plan;
 using testing::plan_keeps_contract;
 using testing::work_tokens;
 
-const Gpu& mi355x() {
-  static const Gpu g = load_gpu("mi355x");
-  return g;
-}
-
-DecodeBatch uniform(int batch, int context, DType dtype = DType::bf16, int heads = 16, int qlen = 1) {
+DecodeBatch typed_batch(int batch, int context, DType dtype = DType::bf16, int heads = 16, int qlen = 1) {
   DecodeBatch b = DecodeBatch::uniform(batch, context, qlen);
   b.q_heads = heads;
   b.q_dtype = b.kv_dtype = dtype;
   return b;
 }
 
-Plan plan(const std::string& spec, const DecodeBatch& batch, int clusters = 0) {
-  return make_policy(spec)->plan({batch, mi355x(), clusters});
-}
-
 int splits(const std::string& spec, int batch, int context, DType dtype) {
-  return plan(spec, uniform(batch, context, dtype)).derived.num_splits;
+  return plan(spec, typed_batch(batch, context, dtype)).derived.num_splits;
 }
 
 // Section 1.2's table: S for uniform context, 256 CUs, 16 heads, qlen 1 (bf16 columns, then fp8 q).
@@ -59,7 +53,7 @@ TEST(AiterNonpersistent, SplitCountTableOfSection12) {
 }
 
 TEST(AiterNonpersistent, WorkedExampleP1AInBf16) {
-  const Plan p = plan("aiter-nonpersistent", uniform(4, 100000));
+  const Plan p = plan("aiter-nonpersistent", typed_batch(4, 100000));
   EXPECT_EQ(p.kernel, KernelKind::grid);
   EXPECT_EQ(p.derived.num_splits, 16);
   EXPECT_EQ(p.num_works(), 64);
@@ -76,11 +70,11 @@ TEST(AiterNonpersistent, WorkedExampleP1AInBf16) {
   EXPECT_EQ(p.num_partials(), 64);
   EXPECT_EQ(p.num_tiles(), 4);
   EXPECT_EQ(p.reduce_indptr, (std::vector<int32_t>{0, 16, 32, 48, 64}));
-  EXPECT_TRUE(plan_keeps_contract(p, uniform(4, 100000)));
+  EXPECT_TRUE(plan_keeps_contract(p, typed_batch(4, 100000)));
 }
 
 TEST(AiterNonpersistent, WorkedExampleP1AInFp8) {
-  const Plan p = plan("aiter-nonpersistent", uniform(4, 100000, DType::fp8));
+  const Plan p = plan("aiter-nonpersistent", typed_batch(4, 100000, DType::fp8));
   EXPECT_EQ(p.derived.num_splits, 16);
   std::vector<int64_t> expect;
   for (int s = 0; s < 16; ++s)
@@ -89,18 +83,18 @@ TEST(AiterNonpersistent, WorkedExampleP1AInFp8) {
 }
 
 TEST(AiterNonpersistent, WorkedExampleP1B) {
-  const Plan bf16 = plan("aiter-nonpersistent", uniform(1, 8192));
+  const Plan bf16 = plan("aiter-nonpersistent", typed_batch(1, 8192));
   EXPECT_EQ(work_tokens(bf16), std::vector<int64_t>(16, 512));
-  const Plan fp8 = plan("aiter-nonpersistent", uniform(1, 8192, DType::fp8));
+  const Plan fp8 = plan("aiter-nonpersistent", typed_batch(1, 8192, DType::fp8));
   EXPECT_EQ(work_tokens(fp8), std::vector<int64_t>(16, 512));
 }
 
 TEST(AiterNonpersistent, ShortRequestKeepsOnlySplitsThatOwnBlocks) {
   // 200 tokens, S = 4, K = 64: blocks 0..3 to splits 0..3; the last block holds 8 tokens.
-  const Plan p = plan("aiter-nonpersistent:num_kv_splits=4", uniform(1, 200));
+  const Plan p = plan("aiter-nonpersistent:num_kv_splits=4", typed_batch(1, 200));
   EXPECT_EQ(work_tokens(p), (std::vector<int64_t>{64, 64, 64, 8}));
   // 100 tokens and S = 16: two blocks, so two workgroups; the rest exit without writing.
-  const Plan q = plan("aiter-nonpersistent:num_kv_splits=16", uniform(1, 100));
+  const Plan q = plan("aiter-nonpersistent:num_kv_splits=16", typed_batch(1, 100));
   EXPECT_EQ(work_tokens(q), (std::vector<int64_t>{64, 36}));
   EXPECT_EQ(q.reduce_indptr, (std::vector<int32_t>{0, 2}));
 }
@@ -108,22 +102,22 @@ TEST(AiterNonpersistent, ShortRequestKeepsOnlySplitsThatOwnBlocks) {
 TEST(AiterNonpersistent, RoundRobinTokenCountsWhenBlocksDoNotDivide) {
   // 10 blocks of 64 (the last with 40 tokens) over 4 splits: splits 0, 1 own 3 blocks, 2, 3 own 2;
   // the short block 9 belongs to split 9 mod 4 = 1.
-  const Plan p = plan("aiter-nonpersistent:num_kv_splits=4", uniform(1, 616));
+  const Plan p = plan("aiter-nonpersistent:num_kv_splits=4", typed_batch(1, 616));
   EXPECT_EQ(work_tokens(p), (std::vector<int64_t>{192, 168, 128, 128}));
 }
 
 TEST(AiterNonpersistent, BlockKnobSetsTheRoundRobinBlock) {
   // 5 blocks of 128 (the last with 104 tokens): split 0 owns blocks 0 and 4.
-  const Plan p = plan("aiter-nonpersistent:num_kv_splits=4,block=128", uniform(1, 616));
+  const Plan p = plan("aiter-nonpersistent:num_kv_splits=4,block=128", typed_batch(1, 616));
   EXPECT_EQ(work_tokens(p), (std::vector<int64_t>{232, 128, 128, 128}));
 }
 
 TEST(AiterNonpersistent, OneSplitRequestsWriteTheOutput) {
-  const Plan bf16 = plan("aiter-nonpersistent", uniform(300, 64));
+  const Plan bf16 = plan("aiter-nonpersistent", typed_batch(300, 64));
   EXPECT_EQ(bf16.derived.num_splits, 1);
   EXPECT_EQ(bf16.num_works(), 300);
   EXPECT_EQ(bf16.num_partials(), 0);
-  const Plan fp8 = plan("aiter-nonpersistent", uniform(256, 128, DType::fp8));
+  const Plan fp8 = plan("aiter-nonpersistent", typed_batch(256, 128, DType::fp8));
   EXPECT_EQ(fp8.derived.num_splits, 1);
   EXPECT_EQ(fp8.works[0].partial_qo_loc, -1);
   EXPECT_EQ(fp8.reduce_final_map[0][0], kUnwritten);
@@ -131,14 +125,14 @@ TEST(AiterNonpersistent, OneSplitRequestsWriteTheOutput) {
 
 TEST(AiterNonpersistent, GraphCapturedTotalKvFreezesTheSplitCount) {
   // Captured with 1-token dummy requests, fp8 cap 1 gives S = 1 for every later batch (section 6.4).
-  const Plan p = plan("aiter-nonpersistent:graph_total_kv=4", uniform(4, 100000, DType::fp8));
+  const Plan p = plan("aiter-nonpersistent:graph_total_kv=4", typed_batch(4, 100000, DType::fp8));
   EXPECT_EQ(p.derived.num_splits, 1);
   EXPECT_EQ(work_tokens(p), std::vector<int64_t>(4, 100000));
 }
 
 TEST(AiterNonpersistent, CuNumChangesOnlyTheSplitRule) {
-  EXPECT_EQ(plan("aiter-nonpersistent:cu_num=128", uniform(64, 4096)).derived.num_splits, 2);
-  EXPECT_EQ(plan("aiter-nonpersistent", uniform(64, 4096), 128).derived.num_splits, 2);
+  EXPECT_EQ(plan("aiter-nonpersistent:cu_num=128", typed_batch(64, 4096)).derived.num_splits, 2);
+  EXPECT_EQ(plan("aiter-nonpersistent", typed_batch(64, 4096), 128).derived.num_splits, 2);
 }
 
 TEST(AiterNonpersistent, V0AsWrittenTableOfSection2) {
@@ -158,7 +152,7 @@ TEST(AiterNonpersistent, V0IntendedIsTheMetaRulePerRequestWithoutCaps) {
   EXPECT_EQ(splits("aiter-nonpersistent:split_rule=v0-intended", 4, 100000, DType::fp8), 16);
   EXPECT_EQ(splits("aiter-nonpersistent:split_rule=v0-intended", 4, 128, DType::fp8), 16);
   // Ragged: request 0 (short) and request 1 (long) get their own counts at batch 96.
-  DecodeBatch b = uniform(96, 8192);
+  DecodeBatch b = typed_batch(96, 8192);
   b.kv_lens[0] = 128;
   const Plan p = plan("aiter-nonpersistent:split_rule=v0-intended", b);
   EXPECT_EQ(testing::pieces_per_request(p)[0], 2);
@@ -168,12 +162,12 @@ TEST(AiterNonpersistent, V0IntendedIsTheMetaRulePerRequestWithoutCaps) {
 
 TEST(AiterNonpersistent, QueryTokensGetOneWorkgroupEachInBf16) {
   // sub_Q = 16 rows: 16 heads x 1 token per workgroup in bf16; fp8 (sub_Q = 128) takes 8 tokens.
-  const DecodeBatch bf16 = uniform(2, 1000, DType::bf16, 16, 2);
+  const DecodeBatch bf16 = typed_batch(2, 1000, DType::bf16, 16, 2);
   const Plan p = plan("aiter-nonpersistent:num_kv_splits=2", bf16);
   EXPECT_EQ(p.num_works(), 8);
   EXPECT_EQ(p.num_tiles(), 4);
   EXPECT_TRUE(plan_keeps_contract(p, bf16));
-  const DecodeBatch fp8 = uniform(2, 1000, DType::fp8, 16, 2);
+  const DecodeBatch fp8 = typed_batch(2, 1000, DType::fp8, 16, 2);
   const Plan q = plan("aiter-nonpersistent:num_kv_splits=2", fp8);
   EXPECT_EQ(q.num_works(), 4);
   EXPECT_EQ(q.works[0].qo_end - q.works[0].qo_start, 2);
@@ -206,14 +200,14 @@ TEST(AiterNonpersistent, RejectsWorkloadsItHasNoKernelFor) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(field(uniform(4, 1000, DType::bf16, 32)), "heads");
-  DecodeBatch mixed = uniform(4, 1000);
+  EXPECT_EQ(field(typed_batch(4, 1000, DType::bf16, 32)), "heads");
+  DecodeBatch mixed = typed_batch(4, 1000);
   mixed.kv_dtype = DType::fp8;
   EXPECT_EQ(field(mixed), "kv_dtype");
-  DecodeBatch paged = uniform(4, 1000);
+  DecodeBatch paged = typed_batch(4, 1000);
   paged.page_size = 16;
   EXPECT_EQ(field(paged), "page_size");
-  EXPECT_EQ(field(uniform(4, 1000, DType::fp8, 16, 5)), "heads");  // no fp8 minimum block for 16 x 5
+  EXPECT_EQ(field(typed_batch(4, 1000, DType::fp8, 16, 5)), "heads");  // no fp8 minimum block for 16 x 5
 }
 
 }  // namespace

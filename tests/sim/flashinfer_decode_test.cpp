@@ -4,26 +4,16 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
 using testing::pieces_per_request;
+using testing::plan;
 using testing::plan_keeps_contract;
+using testing::uniform;
 using testing::work_tokens;
-
-const Gpu& mi355x() {
-  static const Gpu g = load_gpu("mi355x");
-  return g;
-}
-
-DecodeBatch uniform(int batch, int context, int heads = 16) {
-  DecodeBatch b = DecodeBatch::uniform(batch, context);
-  b.q_heads = heads;
-  return b;
-}
-
-Plan plan(const std::string& spec, const DecodeBatch& batch) { return make_policy(spec)->plan({batch, mi355x(), 0}); }
 
 TEST(FlashInferDecode, WorkedExampleP6AOccupancy1) {
   const DecodeBatch batch = uniform(4, 100000);

@@ -6,23 +6,15 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
+using testing::mi355x;
 using testing::plan_keeps_contract;
+using testing::uniform;
 using testing::work_tokens;
-
-const Gpu& mi355x() {
-  static const Gpu g = load_gpu("mi355x");
-  return g;
-}
-
-DecodeBatch uniform(int batch, int context, int heads = 16, int qlen = 1) {
-  DecodeBatch b = DecodeBatch::uniform(batch, context, qlen);
-  b.q_heads = heads;
-  return b;
-}
 
 Plan plan(const DecodeBatch& batch, int clusters = 0) {
   return make_policy("flashinfer-mla")->plan({batch, mi355x(), clusters});

@@ -4,27 +4,15 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
 using testing::pieces_per_request;
+using testing::plan;
 using testing::plan_keeps_contract;
-
-const Gpu& mi355x() {
-  static const Gpu g = load_gpu("mi355x");
-  return g;
-}
-
-DecodeBatch uniform(int batch, int context, int heads = 16, int qlen = 1) {
-  DecodeBatch b = DecodeBatch::uniform(batch, context, qlen);
-  b.q_heads = heads;
-  return b;
-}
-
-Plan plan(const std::string& spec, const DecodeBatch& batch, int clusters = 0) {
-  return make_policy(spec)->plan({batch, mi355x(), clusters});
-}
+using testing::uniform;
 
 int works_on(const Plan& p, int cluster) { return p.work_end(cluster) - p.work_begin(cluster); }
 

@@ -6,14 +6,12 @@
 
 #include "mlasim/sim/simulator.h"
 #include "mlasim/sim/split_policy.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
-const Gpu& mi355x() {
-  static const Gpu g = load_gpu("mi355x");
-  return g;
-}
+using testing::mi355x;
 
 // bf16, 16 heads, page 1: a batch every grid policy plans.
 DecodeBatch batch_of(int requests, int context) {

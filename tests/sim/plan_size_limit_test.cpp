@@ -5,14 +5,12 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/aiter_v1_planner.h"
 #include "mlasim/sim/split_policy.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
-const Gpu& h100() {
-  static const Gpu g = load_gpu("h100");
-  return g;
-}
+using testing::h100;
 
 std::string field_of_error(const std::string& spec, const DecodeBatch& batch) {
   try {

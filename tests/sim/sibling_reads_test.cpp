@@ -7,16 +7,13 @@
 
 #include "mlasim/sim/kernel_choice.h"
 #include "mlasim/sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
-constexpr double kBytesPerToken = 576.0;  // fp8 KV
-
-const Gpu& h100() {
-  static const Gpu gpu = load_gpu("h100");
-  return gpu;
-}
+using testing::h100;
+using testing::kFp8KvBytesPerToken;
 
 // Datasheet defaults with every timely sibling read hitting the L2 (fold_reread_fraction 0) within a window of
 // `window` L2 sizes.
@@ -64,7 +61,7 @@ DecodeBatch requests(int n, int tokens) {
 
 DecodeBatch one_request(int tokens) { return requests(1, tokens); }
 
-double kv_bytes(int tokens) { return tokens * kBytesPerToken; }
+double kv_bytes(int tokens) { return tokens * kFp8KvBytesPerToken; }
 
 TEST(SiblingReads, GroupsSideBySideReadTheKvFromMemoryOnce) {
   // Two groups start together on two clusters: the reads of each token fall at the same moment and split the one

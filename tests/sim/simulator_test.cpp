@@ -8,16 +8,14 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
-constexpr double kBytesPerToken = 576.0;  // fp8 KV
-
-const Gpu& mi355x() {
-  static const Gpu gpu = load_gpu("mi355x");
-  return gpu;
-}
+using testing::kFp8KvBytesPerToken;
+using testing::mi355x;
+using testing::uniform;
 
 // Datasheet defaults only, so fitted profile values never move these checks.
 CostParams datasheet_params() { return default_cost_params(mi355x()); }
@@ -43,12 +41,6 @@ Plan one_work_per_cluster(int clusters, int tokens, int heads = 16) {
   return p;
 }
 
-DecodeBatch uniform(int batch, int context, int heads = 16) {
-  DecodeBatch b = DecodeBatch::uniform(batch, context);
-  b.q_heads = heads;
-  return b;
-}
-
 Plan plan_with(const std::string& spec, const DecodeBatch& batch, const Gpu& gpu = mi355x()) {
   return make_policy(spec)->plan(PlanRequest{batch, gpu, 0});
 }
@@ -57,7 +49,7 @@ double final_output_bytes(int heads) { return heads * 2.0 * 512; }
 
 TEST(Simulator, OneWorkOnOneClusterTakesFixedCostPlusBytesOverBetaCu) {
   const CostParams p = datasheet_params();
-  const double bytes = 100000 * kBytesPerToken + final_output_bytes(16);
+  const double bytes = 100000 * kFp8KvBytesPerToken + final_output_bytes(16);
   const Metrics m = simulate_metrics(one_work_per_cluster(1, 100000), uniform(1, 100000), mi355x(), p);
   EXPECT_NEAR(m.stage1_us, p.t_fix_us + bytes / (p.beta_cu_gbps * 1e3), 1e-9 * m.stage1_us);
 }
@@ -65,7 +57,7 @@ TEST(Simulator, OneWorkOnOneClusterTakesFixedCostPlusBytesOverBetaCu) {
 TEST(Simulator, AllClustersStreamingShareTheHbmBandwidth) {
   CostParams p = datasheet_params();
   p.beta_cu_gbps = 100;  // well above B_hbm / 256, so the device bound binds
-  const double bytes = 20000 * kBytesPerToken + final_output_bytes(16);
+  const double bytes = 20000 * kFp8KvBytesPerToken + final_output_bytes(16);
   const Metrics m = simulate_metrics(one_work_per_cluster(256, 20000), uniform(256, 20000), mi355x(), p);
   EXPECT_NEAR(m.stage1_us, p.t_fix_us + 256 * bytes / (p.b_hbm_tbps * 1e6), 1e-9 * m.stage1_us);
 }
@@ -82,7 +74,7 @@ TEST(Simulator, PartialOverlapOfStreamingAndMathJoinsTheTwoTimes) {
   // One work whose bytes take m alone and whose math takes c: (m^n + c^n)^(1/n) with compute_overlap_n = n,
   // max(m, c) with 0; n = 1 adds them.
   CostParams p = datasheet_params();
-  const double bytes = 100000 * kBytesPerToken + final_output_bytes(128);
+  const double bytes = 100000 * kFp8KvBytesPerToken + final_output_bytes(128);
   const double m_us = bytes / (p.beta_cu_gbps * 1e3);
   const double c_us =
       2.0 * 128 * 100000 * (576 + 512) / (mi355x().fp8_tflops * 1e6 * p.matrix_efficiency / mi355x().num_cu);
@@ -141,7 +133,8 @@ TEST(Simulator, ClustersThatStartStreamingLaterGetTheFreedBandwidth) {
   plan.works[1].kv_end = plan.works[1].kv_start + 3000;
   DecodeBatch batch = uniform(2, 1000);
   batch.kv_lens[1] = 3000;
-  const double a = 1000 * kBytesPerToken + final_output_bytes(16), b = 3000 * kBytesPerToken + final_output_bytes(16);
+  const double a = 1000 * kFp8KvBytesPerToken + final_output_bytes(16),
+               b = 3000 * kFp8KvBytesPerToken + final_output_bytes(16);
   const Prediction pr = simulate(plan, batch, mi355x(), p);
   EXPECT_NEAR(pr.timeline.rows[0][0].end_us, 2 * a / 1e4, 1e-9);
   EXPECT_NEAR(pr.timeline.rows[1][0].end_us, (a + b) / 1e4, 1e-9);
@@ -195,7 +188,7 @@ TEST(Simulator, MetricsAddUp) {
   EXPECT_EQ(m.num_works, 259);
   EXPECT_EQ(m.num_partials, 259);
   EXPECT_EQ(m.splits_per_request, (std::vector<int>{64, 65, 65, 65}));
-  EXPECT_DOUBLE_EQ(m.kv_bytes, 4 * 100000 * kBytesPerToken);
+  EXPECT_DOUBLE_EQ(m.kv_bytes, 4 * 100000 * kFp8KvBytesPerToken);
   EXPECT_DOUBLE_EQ(m.achieved_tbps, m.kv_bytes / m.kernel_us / 1e6);
 }
 
@@ -243,7 +236,7 @@ TEST(Simulator, GridTwiceTheCusRunsInTwoWaves) {
 TEST(Simulator, GridWithTwoSlotsPerCuRunsOneWaveAtTheDeviceBound) {
   CostParams p = datasheet_params();
   p.grid_occupancy = 2;
-  const double bytes = 4000 * kBytesPerToken + final_output_bytes(16);
+  const double bytes = 4000 * kFp8KvBytesPerToken + final_output_bytes(16);
   const Prediction pr = simulate(grid_plan(512, 4000), uniform(512, 4000), mi355x(), p);
   EXPECT_EQ(pr.timeline.num_clusters, 512);
   EXPECT_EQ(pr.timeline.rows_per_cu, 2);
@@ -265,7 +258,7 @@ TEST(Simulator, GridSpreadsTheFirstWorkgroupsOverDistinctCus) {
 TEST(Simulator, GridStreamFactorSlowsAGridWorkAloneButNotTheSharedLimit) {
   // One grid workgroup alone streams at beta / f; 512 of them at the device bound move the same bytes as before.
   CostParams p = datasheet_params();
-  const double bytes = 4000 * kBytesPerToken + final_output_bytes(16);
+  const double bytes = 4000 * kFp8KvBytesPerToken + final_output_bytes(16);
   p.grid_stream_factor = 1.25;
   const Metrics alone = simulate_metrics(grid_plan(1, 4000), uniform(1, 4000), mi355x(), p);
   EXPECT_NEAR(alone.stage1_us, p.t_fix_us + p.grid_block_us + 1.25 * bytes / (p.beta_cu_gbps * 1e3),

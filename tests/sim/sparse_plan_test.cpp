@@ -12,26 +12,20 @@
 #include "mlasim/sim/simulator.h"
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
+using testing::gpu;
+using testing::plan;
 using testing::plan_keeps_contract;
-
-const Gpu& gpu(const std::string& name) {
-  static const Gpu mi355x = load_gpu("mi355x"), h100 = load_gpu("h100");
-  return name == "h100" ? h100 : mi355x;
-}
 
 DecodeBatch sparse(int batch, int context, int topk, int heads = 16, int qlen = 1) {
   DecodeBatch b = DecodeBatch::uniform(batch, context, qlen);
   b.q_heads = heads;
   b.topk = topk;
   return b;
-}
-
-Plan plan(const std::string& spec, const DecodeBatch& batch, const std::string& on = "mi355x") {
-  return make_policy(spec)->plan({batch, gpu(on), 0});
 }
 
 // A sparse plan keeps every dense plan's contract over its per-token batch.

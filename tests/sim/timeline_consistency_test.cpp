@@ -15,13 +15,13 @@ namespace {
 
 constexpr double kEps = 1e-9;
 
-struct Case {
+struct TimelineCase {
   std::string name;
   DecodeBatch batch;
 };
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<TimelineCase> timeline_cases() {
+  std::vector<TimelineCase> out;
   out.push_back({"1x1000", DecodeBatch::uniform(1, 1000)});
   out.push_back({"4x100000", DecodeBatch::uniform(4, 100000)});
   out.push_back({"64x8000", DecodeBatch::uniform(64, 8000)});
@@ -126,7 +126,7 @@ TEST(TimelineConsistency, EveryPolicyOnEveryCase) {
   for (const std::string gpu_name : {"mi355x", "mi300x", "h100"}) {
     const Gpu gpu = load_gpu(gpu_name);
     const CostParams params = cost_params_for(gpu);
-    for (const Case& c : cases()) {
+    for (const TimelineCase& c : timeline_cases()) {
       for (const PolicyInfo& info : policy_registry()) {
         Plan plan;
         try {

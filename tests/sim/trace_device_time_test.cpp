@@ -17,7 +17,7 @@
 namespace mlasim::sim {
 namespace {
 
-WorkloadContext h100(int batch, int context) {
+WorkloadContext h100_workload(int batch, int context) {
   Workload w;
   w.gpu = "h100";
   w.batch = BatchSpec::uniform(batch, context);
@@ -33,7 +33,7 @@ int kernels_of(const std::string& policy, const WorkloadContext& ctx) {
 }
 
 TEST(TraceDeviceTime, APlanLaunchesStageOneAndAReduceWhenItHasPartials) {
-  const WorkloadContext ctx = h100(16, 4096);
+  const WorkloadContext ctx = h100_workload(16, 4096);
   EXPECT_EQ(kernels_of("fixed:splits=1", ctx), 1);
   EXPECT_EQ(kernels_of("fixed:splits=4", ctx), 2);
 }

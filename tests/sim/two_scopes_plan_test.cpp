@@ -13,14 +13,13 @@
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/workload.h"
 #include "policy_plan_checks.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
-const Gpu& gpu(const std::string& name) {
-  static const Gpu mi355x = load_gpu("mi355x"), h100 = load_gpu("h100");
-  return name == "h100" ? h100 : mi355x;
-}
+using testing::gpu;
+using testing::plan;
 
 DecodeBatch scoped(int batch, int context, const std::string& layer, TwoScopes::Run run, int heads = 16, int qlen = 1) {
   DecodeBatch b = DecodeBatch::uniform(batch, context, qlen);
@@ -28,10 +27,6 @@ DecodeBatch scoped(int batch, int context, const std::string& layer, TwoScopes::
   b.scopes = TwoScopes::preset(layer);
   b.scopes.run = run;
   return b;
-}
-
-Plan plan(const std::string& spec, const DecodeBatch& batch, const std::string& on = "mi355x") {
-  return make_policy(spec)->plan({batch, gpu(on), 0});
 }
 
 TEST(TwoScopePlans, OnePassIsThePlanOfItsStreamsAsATopkBatch) {

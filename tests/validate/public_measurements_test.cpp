@@ -10,7 +10,7 @@
 namespace mlasim::validate {
 namespace {
 
-const std::string kHeader =
+const std::string kPublicHeader =
     "gpu,kernel,q_dtype,kv_dtype,batch,context,q_heads,kv_heads,qseqlen,page_size,split_setting,metric,value,unit,"
     "source";
 
@@ -23,7 +23,7 @@ TEST(PublicMeasurements, ProfileNamesFromLabels) {
 
 TEST(PublicMeasurements, KernelTimeWithItsSplitSetting) {
   const auto imp = import_public_measurements(
-      kHeader +
+      kPublicHeader +
           "\nMI355X,\"asm, persistent\",fp8,fp8,64,8192,32,1,4,1,test default (-ms 32 unless overridden),"
           "kernel_time,131.592,us,PR #3003\n",
       "p.csv");
@@ -41,7 +41,7 @@ TEST(PublicMeasurements, KernelTimeWithItsSplitSetting) {
 
 TEST(PublicMeasurements, AssumptionsFillWhatThePublicationLeftOut) {
   const auto imp = import_public_measurements(
-      kHeader +
+      kPublicHeader +
           ",assumptions\nMI300X,HIP reduce,-,-,1,-,16,1,1,-,128 splits,reduce_kernel_time_graph,"
           "13.8,us (derived),PR #3901,policy=aiter-v1:max_split_per_batch=128; context=65536; page_size=1; "
           "q_dtype=fp8; kv_dtype=fp8\n",
@@ -54,7 +54,7 @@ TEST(PublicMeasurements, AssumptionsFillWhatThePublicationLeftOut) {
 
 TEST(PublicMeasurements, SkipsNonTimesWithAReason) {
   const auto imp = import_public_measurements(
-      kHeader + "\nMI355X,hw_spec,-,-,-,-,-,-,-,-,-,compute_units,256,CUs,ROCm docs\n", "p.csv");
+      kPublicHeader + "\nMI355X,hw_spec,-,-,-,-,-,-,-,-,-,compute_units,256,CUs,ROCm docs\n", "p.csv");
   EXPECT_TRUE(imp.rows.empty());
   EXPECT_EQ(imp.skipped,
             (std::vector<std::string>{"p.csv line 2: metric 'compute_units' is not a kernel time or time ratio"}));
@@ -62,7 +62,7 @@ TEST(PublicMeasurements, SkipsNonTimesWithAReason) {
 
 TEST(PublicMeasurements, SkipsARowWithoutAPolicy) {
   const auto imp = import_public_measurements(
-      kHeader + "\nMI308X,asm,fp8,fp8,1,21,128,1,1,1,test default,kernel_time,19.2,us,PR #2039\n", "p.csv");
+      kPublicHeader + "\nMI308X,asm,fp8,fp8,1,21,128,1,1,1,test default,kernel_time,19.2,us,PR #2039\n", "p.csv");
   EXPECT_TRUE(imp.rows.empty());
   ASSERT_EQ(imp.skipped.size(), 1u);
   EXPECT_NE(imp.skipped[0].find("split_setting 'test default' names no policy"), std::string::npos);
@@ -70,7 +70,7 @@ TEST(PublicMeasurements, SkipsARowWithoutAPolicy) {
 
 TEST(PublicMeasurements, BadAssumptionKeyIsAnInputError) {
   try {
-    import_public_measurements(kHeader +
+    import_public_measurements(kPublicHeader +
                                    ",assumptions\nMI300X,k,fp8,fp8,1,9,16,1,1,1,-ms 4,kernel_time,1,us,s,"
                                    "heads=16\n",
                                "p.csv");
@@ -83,7 +83,7 @@ TEST(PublicMeasurements, BadAssumptionKeyIsAnInputError) {
 
 TEST(PublicMeasurements, MeasurementReaderRecognisesThePublicFormat) {
   const auto rows = parse_measurement_csv(
-      kHeader + "\nMI355X,asm,fp8,fp8,1,21,32,1,4,1,-ms 32,kernel_time,15.76,us,PR #3003\n", "p.csv");
+      kPublicHeader + "\nMI355X,asm,fp8,fp8,1,21,32,1,4,1,-ms 32,kernel_time,15.76,us,PR #3003\n", "p.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].policy, "aiter-v1:max_split_per_batch=32");
 }

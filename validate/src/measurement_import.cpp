@@ -10,19 +10,14 @@
 #include <sstream>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/median.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::validate {
 namespace {
 
 constexpr std::string_view kSummaryMarker = "mla_persistent summary (markdown):";
 constexpr double kNotRunUs = 1e11;  // the op test leaves 1e12 for a configuration it did not run
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
 
 std::vector<std::string> lines_of(std::string_view text) {
   std::vector<std::string> lines;
@@ -263,12 +258,6 @@ bool glob(std::string_view pattern, std::string_view s) {
     return false;
   }
   return !s.empty() && s.front() == pattern.front() && glob(pattern.substr(1), s.substr(1));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

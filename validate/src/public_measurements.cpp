@@ -9,6 +9,7 @@
 
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::validate {
 namespace {
@@ -18,13 +19,6 @@ const std::vector<std::string>& required_columns() {
                                                 "context",       "q_heads", "kv_heads", "qseqlen",  "page_size",
                                                 "split_setting", "metric",  "value",    "unit",     "source"};
   return columns;
-}
-
-std::string trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
 }
 
 std::optional<int> whole_number(const std::string& text) {

@@ -7,6 +7,7 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/kernel_class.h"
+#include "mlasim/model/median.h"
 #include "mlasim/sim/kernel_choice.h"
 
 namespace mlasim::validate {
@@ -31,13 +32,6 @@ double union_length(std::vector<Interval> v) {
   }
   if (end > begin) total += end - begin;
   return total;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Stage-1 facts from per-CU interval lists.
