@@ -1,12 +1,16 @@
-// mlasim step end to end: the committed H100 validation traces give the committed predictions
-// (data/measurements/h100/step/predictions.json, written by scripts/step_table.py), the three output formats, and
-// the edits applied in order.
+// mlasim step end to end: every committed folder of validation traces gives its committed predictions
+// (data/measurements/<gpu>/step*/predictions.json, written by scripts/step_table.py), the three output formats,
+// and the edits applied in order.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli_runner.h"
 
@@ -23,61 +27,86 @@ nlohmann::json step_json(const std::string& args) {
   return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
 }
 
-// Every folder of validation traces: each prediction, its before step and the measured after step, from the
-// workload the prediction names.
-TEST(StepCli, TheCommittedTracesGiveTheCommittedPredictions) {
+// Every folder of validation traces (data/measurements/<gpu>/step*/): four runs of two rounds of three changes;
+// 25 interleaved runs (15 on H100s, eight of them at other workloads, copy sizes or with a KV cache per layer; ten
+// on H200s, eight at other workloads or copy sizes) of four changes and a mixed-batch change predicted with and
+// without the steps' own batches. Six predictions each.
+const std::vector<std::string>& step_folders() {
+  static const std::vector<std::string> folders = {"h100/step",
+                                                   "h100/step_copy8",
+                                                   "h100/step_copy16",
+                                                   "h100/step_copy32",
+                                                   "h100/step_interleaved/run1",
+                                                   "h100/step_interleaved/run2",
+                                                   "h100/step_interleaved/lease2/run1",
+                                                   "h100/step_interleaved/lease2/run2",
+                                                   "h100/step_interleaved/lease3/run1",
+                                                   "h100/step_interleaved/lease4/run1",
+                                                   "h100/step_interleaved_b12_ctx8192",
+                                                   "h100/step_interleaved_b24_ctx2048",
+                                                   "h200/step_interleaved/b16_ctx4096",
+                                                   "h200/step_interleaved/b16_ctx4096_run2",
+                                                   "h200/step_interleaved/b12_ctx8192",
+                                                   "h200/step_interleaved/b24_ctx2048",
+                                                   "h100/step_kv_per_layer/b16_ctx4096",
+                                                   "h100/step_kv_per_layer/b16_ctx4096_shared",
+                                                   "h100/step_kv_per_layer/b24_ctx2048",
+                                                   "h100/step_kv_per_layer/b12_ctx8192",
+                                                   "h100/step_op_bytes/b16_ctx4096_copy8",
+                                                   "h100/step_op_bytes/b16_ctx4096_copy32",
+                                                   "h100/step_op_bytes/b24_ctx2048_copy8",
+                                                   "h200/step_op_bytes/b16_ctx4096_copy8",
+                                                   "h200/step_op_bytes/b16_ctx4096_copy32",
+                                                   "h200/step_op_bytes/b24_ctx2048_copy8",
+                                                   "h200/step_holdout/b8_ctx8192",
+                                                   "h200/step_holdout/b20_ctx4096",
+                                                   "h200/step_holdout/b32_ctx2048"};
+  return folders;
+}
+
+// Each prediction of a folder, its before step and the measured after step, from the workload the prediction
+// names. One test per folder, so the runs spread over ctest's jobs.
+class CommittedStepPredictions : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CommittedStepPredictions, TheTracesGiveThem) {
+  const std::string folder = GetParam();
+  const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/" + folder + "/";
+  std::ifstream in(dir + "predictions.json");
+  ASSERT_TRUE(in) << dir;
   int checked = 0;
-  for (const char* folder : {"h100/step",
-                             "h100/step_copy8",
-                             "h100/step_copy16",
-                             "h100/step_copy32",
-                             "h100/step_interleaved/run1",
-                             "h100/step_interleaved/run2",
-                             "h100/step_interleaved/lease2/run1",
-                             "h100/step_interleaved/lease2/run2",
-                             "h100/step_interleaved/lease3/run1",
-                             "h100/step_interleaved/lease4/run1",
-                             "h100/step_interleaved_b12_ctx8192",
-                             "h100/step_interleaved_b24_ctx2048",
-                             "h200/step_interleaved/b16_ctx4096",
-                             "h200/step_interleaved/b16_ctx4096_run2",
-                             "h200/step_interleaved/b12_ctx8192",
-                             "h200/step_interleaved/b24_ctx2048",
-                             "h100/step_kv_per_layer/b16_ctx4096",
-                             "h100/step_kv_per_layer/b16_ctx4096_shared",
-                             "h100/step_kv_per_layer/b24_ctx2048",
-                             "h100/step_kv_per_layer/b12_ctx8192",
-                             "h100/step_op_bytes/b16_ctx4096_copy8",
-                             "h100/step_op_bytes/b16_ctx4096_copy32",
-                             "h100/step_op_bytes/b24_ctx2048_copy8",
-                             "h200/step_op_bytes/b16_ctx4096_copy8",
-                             "h200/step_op_bytes/b16_ctx4096_copy32",
-                             "h200/step_op_bytes/b24_ctx2048_copy8",
-                             "h200/step_holdout/b8_ctx8192",
-                             "h200/step_holdout/b20_ctx4096",
-                             "h200/step_holdout/b32_ctx2048"}) {
-    const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/" + folder + "/";
-    std::ifstream in(dir + "predictions.json");
-    ASSERT_TRUE(in) << dir;
-    for (const auto& p : nlohmann::json::parse(in)) {
-      std::string workload;
-      for (const auto& arg : p["workload"]) workload += " " + arg.get<std::string>();
-      const std::string rules = p["rules"].is_null() ? "" : " --rules " + dir + p["rules"].get<std::string>();
-      const std::string ops =
-          p.value("op_bytes", std::string()).empty() ? "" : " --op-bytes " + dir + p["op_bytes"].get<std::string>();
-      const nlohmann::json j = step_json("--trace " + dir + p["before_trace"].get<std::string>() + workload + rules +
-                                         ops + " --edit " + p["edit"].get<std::string>());
-      EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << folder << p["edit"];
-      EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << folder << p["change"];
-      const nlohmann::json after = step_json("--trace " + dir + p["after_trace"].get<std::string>() + workload);
-      EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << folder;
-      ++checked;
-    }
+  for (const auto& p : nlohmann::json::parse(in)) {
+    std::string workload;
+    for (const auto& arg : p["workload"]) workload += " " + arg.get<std::string>();
+    const std::string rules = p["rules"].is_null() ? "" : " --rules " + dir + p["rules"].get<std::string>();
+    const std::string ops =
+        p.value("op_bytes", std::string()).empty() ? "" : " --op-bytes " + dir + p["op_bytes"].get<std::string>();
+    const nlohmann::json j = step_json("--trace " + dir + p["before_trace"].get<std::string>() + workload + rules +
+                                       ops + " --edit " + p["edit"].get<std::string>());
+    EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << p["edit"];
+    EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << p["change"];
+    const nlohmann::json after = step_json("--trace " + dir + p["after_trace"].get<std::string>() + workload);
+    EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << p["change"];
+    ++checked;
   }
-  // Four runs of two rounds of three changes; 25 interleaved runs (15 on H100s, eight of them at other workloads,
-  // copy sizes or with a KV cache per layer; ten on H200s, eight at other workloads or copy sizes) of four changes
-  // and a mixed-batch change predicted with and without the steps' own batches.
-  EXPECT_EQ(checked, 4 * 2 * 3 + 25 * 6);
+  EXPECT_EQ(checked, 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(StepCli, CommittedStepPredictions, ::testing::ValuesIn(step_folders()),
+                         [](const ::testing::TestParamInfo<std::string>& folder) {
+                           std::string name = folder.param;
+                           for (char& c : name)
+                             if (c == '/') c = '_';
+                           return name;
+                         });
+
+// A folder of predictions committed without being listed above would go unchecked.
+TEST(StepCli, EveryCommittedPredictionsFileIsChecked) {
+  const std::filesystem::path root = std::filesystem::path(MLASIM_DATA_DIR) / "measurements";
+  std::set<std::string> committed;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
+    if (entry.path().filename() == "predictions.json")
+      committed.insert(std::filesystem::relative(entry.path().parent_path(), root).generic_string());
+  EXPECT_EQ(committed, std::set<std::string>(step_folders().begin(), step_folders().end()));
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
