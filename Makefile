@@ -25,7 +25,7 @@ build: deps $(BUILD)/CMakeCache.txt
 # 1695 s one source at a time (2026-11-28, the 2-core machine). The Release tree stays one source at a time, so a
 # source that leans on another's includes still fails there; a name defined twice in one library fails in the
 # unity trees, so helpers a library's files share live in a header of their own.
-UNITY := -DCMAKE_UNITY_BUILD=ON
+UNITY := -DCMAKE_UNITY_BUILD:BOOL=ON
 
 # The ASan and fuzz trees keep line tables only (-g1): their reports still name file and line, and the ASan tree
 # builds in 1695 s instead of about 1890 s with full debug information (a fresh clone on the 2-core machine), which

@@ -1,12 +1,9 @@
 #include "mlasim/sim/policy_spec.h"
 
-#include <cctype>
-
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/text_lists.h"
 
 namespace mlasim::sim {
-namespace {}  // namespace
 
 std::string PolicySpec::to_string() const {
   std::string s = name;

@@ -1,5 +1,6 @@
 #pragma once
-// Runs the built mlasim binary (MLASIM_CLI_PATH) and captures exit code, stdout and stderr, for the CLI tests.
+// What the CLI tests share: running the built mlasim binary (MLASIM_CLI_PATH) for its exit code, stdout and stderr,
+// temporary paths of their own, and the lines of an output.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

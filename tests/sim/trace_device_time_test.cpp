@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mlasim/model/gpu.h"
+#include "mlasim/model/median.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/trace_device_time.h"
@@ -62,12 +63,6 @@ TEST(TraceDeviceTime, KernelTimeLessTheEventOverheadPerKernel) {
   EXPECT_DOUBLE_EQ(trace_device_us(m, p, 3), 94);
   m.kernel_us = 2;
   EXPECT_DOUBLE_EQ(trace_device_us(m, p, 2), 0);  // never below 0
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // scripts/events_overhead_fit.py: the medians over the committed probe runs are the profile's values.
