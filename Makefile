@@ -26,6 +26,8 @@ build: deps $(BUILD)/CMakeCache.txt
 # source that leans on another's includes still fails there; a name defined twice in one library fails in the
 # unity trees, so helpers a library's files share live in a header of their own.
 UNITY := -DCMAKE_UNITY_BUILD:BOOL=ON
+# A tree configured before it was a unity build becomes one (its cache holds the typed entry once it is).
+ensure_unity = @grep -q '^CMAKE_UNITY_BUILD:BOOL=ON' $(1)/CMakeCache.txt || cmake $(1) $(UNITY)
 
 # The ASan and fuzz trees keep line tables only (-g1): their reports still name file and line, and the ASan tree
 # builds in 1695 s instead of about 1890 s with full debug information (a fresh clone on the 2-core machine), which
@@ -47,7 +49,7 @@ $(ASAN_BUILD)/CMakeCache.txt:
 # The explorer's tests run under ASan too: a tree configured when they did not gets the GUI switched on.
 build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	@grep -q '^MLASIM_BUILD_GUI:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || cmake $(ASAN_BUILD) -DMLASIM_BUILD_GUI=ON
-	@grep -q '^CMAKE_UNITY_BUILD:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || cmake $(ASAN_BUILD) $(UNITY)
+	$(call ensure_unity,$(ASAN_BUILD))
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # ThreadSanitizer: only what the threaded paths need (the sweep and the CSV writer run on all cores through TBB;
@@ -61,7 +63,7 @@ $(TSAN_BUILD)/CMakeCache.txt:
 	  -DMLASIM_BUILD_BENCH=OFF -DMLASIM_BUILD_GUI=OFF $(UNITY) $(CMAKE_FLAGS)
 
 build-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
-	@grep -q '^CMAKE_UNITY_BUILD:BOOL=ON' $(TSAN_BUILD)/CMakeCache.txt || cmake $(TSAN_BUILD) $(UNITY)
+	$(call ensure_unity,$(TSAN_BUILD))
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target mlasim mlasim_cli_tests mlasim_sim_tests mlasim_validate_tests
 
 # libFuzzer targets (fuzz/, docs/reliability.md): clang-15 with ASan + UBSan, the libraries only (no GUI, CLI,
@@ -71,7 +73,7 @@ $(FUZZ_BUILD)/CMakeCache.txt:
 	  -DMLASIM_FUZZ=ON $(SAN_FLAGS) $(UNITY) $(CMAKE_FLAGS)
 
 build-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
-	@grep -q '^CMAKE_UNITY_BUILD:BOOL=ON' $(FUZZ_BUILD)/CMakeCache.txt || cmake $(FUZZ_BUILD) $(UNITY)
+	$(call ensure_unity,$(FUZZ_BUILD))
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 
 # The README's main job: ATOM's change of max_split_per_batch 16 -> -1 for batch 4 x 100000 tokens, 16 heads,

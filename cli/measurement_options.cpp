@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 #include "mlasim/validate/measurement_import.h"
 #include "mlasim/validate/measurement_sessions.h"
 
@@ -104,10 +105,6 @@ std::vector<validate::MeasurementRow> MeasurementOptions::rows_for(const Gpu& g)
   return rows;
 }
 
-std::string MeasurementOptions::file_list() const {
-  std::string s;
-  for (const std::string& f : files) s += (s.empty() ? "" : ", ") + f;
-  return s;
-}
+std::string MeasurementOptions::file_list() const { return join_names(files); }
 
 }  // namespace mlasim::cli

@@ -3,8 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
+#include <string>
+#include <vector>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::cli {
 
@@ -14,12 +17,12 @@ void write_stdout(const std::string& text) {
 }
 
 void check_format(const std::string& format, std::initializer_list<const char*> allowed) {
-  std::string names;
+  std::vector<std::string> names;
   for (const char* a : allowed) {
     if (format == a) return;
-    names += (names.empty() ? "" : ", ") + std::string(a);
+    names.emplace_back(a);
   }
-  throw InputError("format", "must be " + names + ", got '" + format + "'");
+  throw InputError("format", "must be " + join_names(names) + ", got '" + format + "'");
 }
 
 std::string today() {

@@ -1,6 +1,10 @@
 #include "mlasim/model/kernel_class.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
+
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim {
 
@@ -59,9 +63,9 @@ std::optional<KernelClassId> parse_kernel_class(std::string_view name) {
 }
 
 std::string kernel_class_names() {
-  std::string s;
-  for (const KernelClass& c : kernel_classes()) s += (s.empty() ? "" : ", ") + std::string(c.name);
-  return s;
+  std::vector<std::string> names;
+  for (const KernelClass& c : kernel_classes()) names.emplace_back(c.name);
+  return join_names(names);
 }
 
 namespace {

@@ -1,8 +1,11 @@
 #include "mlasim/sim/policy_knobs.h"
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::sim {
 
@@ -11,9 +14,9 @@ KnobValues::KnobValues(const std::vector<KnobInfo>& knobs, const PolicySpec& spe
     bool declared = false;
     for (const KnobInfo& k : knobs) declared = declared || k.name == key;
     if (!declared) {
-      std::string names;
-      for (const KnobInfo& k : knobs) names += (names.empty() ? "" : ", ") + k.name;
-      throw InputError("policy", "'" + spec.name + "' has no knob '" + key + "'; knobs: " + names);
+      std::vector<std::string> names;
+      for (const KnobInfo& k : knobs) names.push_back(k.name);
+      throw InputError("policy", "'" + spec.name + "' has no knob '" + key + "'; knobs: " + join_names(names));
     }
   }
   for (const KnobInfo& k : knobs) {

@@ -1,8 +1,10 @@
 #include "mlasim/sim/split_policy.h"
 
 #include <string>
+#include <vector>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::sim {
 
@@ -44,11 +46,10 @@ const PolicyInfo* find_policy(const std::string& name) {
 }
 
 std::string policy_names(const std::function<bool(const SplitPolicy&)>& keep) {
-  std::string names;
+  std::vector<std::string> names;
   for (const auto& info : policy_registry())
-    if (!keep || keep(*info.make(KnobValues(info.knobs, PolicySpec{info.name, {}}))))
-      names += (names.empty() ? "" : ", ") + info.name;
-  return names;
+    if (!keep || keep(*info.make(KnobValues(info.knobs, PolicySpec{info.name, {}})))) names.push_back(info.name);
+  return join_names(names);
 }
 
 std::unique_ptr<SplitPolicy> make_policy(const PolicySpec& spec) {
