@@ -1,4 +1,5 @@
 // mlasim report: measured against predicted time for every measurement row, with the profile as it stands.
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -10,6 +11,7 @@
 #include "mlasim/validate/error_report.h"
 #include "mlasim/validate/repeatability.h"
 #include "mlasim/validate/timeline_comparison.h"
+#include "mlasim/validate/timeline_summary.h"
 #include "output.h"
 
 namespace mlasim::cli {
@@ -20,15 +22,24 @@ struct ReportOptions {
   std::string format = "text";
   bool rows = false;
   int held_out_every = 0;
-  std::string timeline;
+  std::vector<std::string> timelines;  // files or directories
   std::string repeat;  // a second session of the same configurations
   CLI::Option* gpu_flag = nullptr;
 };
 
-// One measured timeline against the prediction of its plan, work by work.
+// One measured timeline against the prediction of its plan, work by work; several (or a directory of them), one
+// line each and the errors pooled.
 void report_timeline(const ReportOptions& o) {
-  const validate::MeasuredTimeline t = validate::load_measured_timeline(o.timeline);
   const std::string gpu = o.gpu_flag && o.gpu_flag->count() > 0 ? o.measurements.gpu : std::string();
+  const std::vector<std::string> files = validate::timeline_files(o.timelines);
+  if (files.size() > 1 || std::filesystem::is_directory(o.timelines.front())) {
+    if (o.rows) throw InputError("rows", "takes one timeline file; several are summarized one line each");
+    std::vector<validate::TimelineSummaryRow> rows;
+    for (const std::string& f : files) rows.push_back(validate::summarize_timeline(f, gpu));
+    if (o.format == "json") return write_stdout(validate::timeline_summary_json(rows).dump(2) + "\n");
+    return write_stdout(validate::timeline_summary_text(rows));
+  }
+  const validate::MeasuredTimeline t = validate::load_measured_timeline(files.front());
   const validate::TimelineCheck check = validate::check_measured_timeline(t, gpu);
   if (o.format == "json") return write_stdout(validate::timeline_comparison_json(t, check, true).dump(2) + "\n");
   write_stdout(validate::timeline_comparison_text(t, check, o.rows));
@@ -36,13 +47,13 @@ void report_timeline(const ReportOptions& o) {
 
 void run_report(const ReportOptions& o) {
   check_format(o.format, {"text", "json"});
-  if (!o.timeline.empty()) {
+  if (!o.timelines.empty()) {
     if (!o.measurements.files.empty())
-      throw InputError("timeline", "takes one measured timeline; give either --timeline or --measurements");
+      throw InputError("timeline", "takes measured timelines; give either --timeline or --measurements");
     return report_timeline(o);
   }
   if (o.measurements.files.empty())
-    throw InputError("measurements", "is required (measurement files), unless --timeline names a measured timeline");
+    throw InputError("measurements", "is required (measurement files), unless --timeline names measured timelines");
   const Gpu gpu = load_gpu(o.measurements.gpu);
   if (o.held_out_every < 0) throw InputError("held-out-every", "must be >= 0, got " + std::to_string(o.held_out_every));
   std::vector<validate::MeasurementRow> rows = o.measurements.rows_for(gpu);
@@ -83,9 +94,10 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--repeat", opts->repeat,
                   "a second measurement session of the same configurations: how well the measurements repeat, and "
                   "how often one session's fastest policy is within 3 % of the other's (the ceiling of a best pick)");
-  cmd->add_option("--timeline", opts->timeline,
-                  "a measured timeline (validate --timeline): per-work duration and start error, stage-1 tail, idle "
-                  "CUs and reduce, measured against predicted on --gpu (default: the timeline's GPU)");
+  cmd->add_option("--timeline", opts->timelines,
+                  "a measured timeline (validate --timeline; .json or .json.gz): per-work duration and start error, "
+                  "stage-1 tail, idle CUs, reduce and kernel time, measured against predicted on --gpu (default: "
+                  "the timeline's GPU); several files or a directory: one line per timeline and the errors pooled");
   cmd->add_option("--format", opts->format, "text or json")->capture_default_str();
   cmd->add_flag("--rows", opts->rows, "text: every row's (with --timeline: every work's) error before the summary");
   cmd->add_option("--held-out-every", opts->held_out_every,

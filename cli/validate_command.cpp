@@ -33,12 +33,6 @@ struct ValidateOptions {
   std::string command_line;
 };
 
-std::string workload_label(const sim::Workload& w) {
-  const std::vector<int> lens = w.batch.lengths();
-  return fmt::format("b{}x{} h{} q{} {} p{} c{}", lens.size(), sim::context_label(lens), w.heads, w.qlen,
-                     dtype_name(w.kv_dtype), w.page_size, w.clusters);
-}
-
 void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, const std::string& format) {
   nlohmann::json rows = nlohmann::json::array();
   std::string text;
@@ -58,7 +52,7 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
                       {"predicted_kernel_us", kernel_us},
                       {"estimated_seconds", seconds}});
     } else {
-      text += fmt::format("{}  {:<36} {:<44} {:>10.1f} us\n", config.id, workload_label(config.workload), config.policy,
+      text += fmt::format("{}  {:<36} {:<44} {:>10.1f} us\n", config.id, sim::workload_label(config.workload), config.policy,
                           kernel_us);
     }
   }

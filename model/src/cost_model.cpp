@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim {
 namespace {
@@ -99,9 +102,9 @@ std::optional<ClassKey> class_key(const std::string& key) {
   const std::string field = key.substr(dot + 1);
   for (const ClassSlot& s : kClassSlots)
     if (field == s.field) return ClassKey{*id, &s};
-  std::string known;
-  for (const ClassSlot& s : kClassSlots) known += (known.empty() ? "" : ", ") + std::string(s.field);
-  throw InputError(key, "unknown kernel class parameter '" + field + "'; known: " + known);
+  std::vector<std::string> known;
+  for (const ClassSlot& s : kClassSlots) known.emplace_back(s.field);
+  throw InputError(key, "unknown kernel class parameter '" + field + "'; known: " + join_names(known));
 }
 
 // Throws InputError(field, ...) for a set value outside the slot's range.
@@ -114,9 +117,9 @@ void check_class_value(const std::string& field, const ClassSlot& s, double v) {
 const ParamSlot& slot_for(const std::string& key) {
   for (const ParamSlot& s : kSlots)
     if (key == s.key) return s;
-  std::string known;
-  for (const ParamSlot& s : kSlots) known += (known.empty() ? "" : ", ") + std::string(s.key);
-  throw InputError(key, "unknown cost parameter; known: " + known);
+  std::vector<std::string> known;
+  for (const ParamSlot& s : kSlots) known.emplace_back(s.key);
+  throw InputError(key, "unknown cost parameter; known: " + join_names(known));
 }
 
 bool in_range(const ParamSlot& s, double v) {

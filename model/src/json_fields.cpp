@@ -1,7 +1,11 @@
 #include "mlasim/model/json_fields.h"
 
+#include <string>
+#include <vector>
+
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/text_file.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim {
 
@@ -22,9 +26,8 @@ JsonFields::JsonFields(const json& j, std::string path, std::set<std::string> kn
     throw InputError(path_.empty() ? what : path_, "must be a JSON object, got " + std::string(j_.type_name()));
   for (const auto& [key, value] : j_.items()) {
     if (known.count(key)) continue;
-    std::string allowed;
-    for (const auto& k : known) allowed += (allowed.empty() ? "" : ", ") + k;
-    throw InputError(name(key), "is not a " + what + " field here; allowed: " + allowed);
+    throw InputError(name(key), "is not a " + what + " field here; allowed: " +
+                                    join_names(std::vector<std::string>(known.begin(), known.end())));
   }
 }
 

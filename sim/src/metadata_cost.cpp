@@ -5,15 +5,14 @@
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/json_fields.h"
+#include "mlasim/model/text_lists.h"
 
 namespace mlasim::sim {
 
 const MetadataCostModel::Implementation& MetadataCostModel::at(const std::string& name) const {
   for (const Implementation& i : implementations)
     if (i.name == name) return i;
-  std::string known;
-  for (const std::string& n : names()) known += (known.empty() ? "" : ", ") + n;
-  throw InputError("metadata", "unknown planner implementation '" + name + "'; known: " + known);
+  throw InputError("metadata", "unknown planner implementation '" + name + "'; known: " + join_names(names()));
 }
 
 std::vector<std::string> MetadataCostModel::names() const {

@@ -12,6 +12,8 @@ namespace {
 
 // Four long requests under AITER's default on the H100: 100 works on 100 SMs.
 const std::string kTimeline = std::string(MLASIM_DATA_DIR) + "/measurements/h100/timelines/cf8ead7df3f69c5ec.json";
+// 24 timelines of 128-head plans on an H200, gzip-compressed (data/measurements/h200/timelines_short_works).
+const std::string kShortWorks = std::string(MLASIM_DATA_DIR) + "/measurements/h200/timelines_short_works/run1";
 
 size_t line_count(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -42,6 +44,33 @@ TEST(TimelineCli, JsonCarriesThePerWorkComparison) {
   const CliResult h200 = run_cli("report --format json --gpu h200 --timeline " + kTimeline);
   ASSERT_EQ(h200.code, 0) << h200.err;
   EXPECT_EQ(nlohmann::json::parse(h200.out).at("per_work").size(), 100u);
+}
+
+TEST(TimelineCli, ADirectoryIsOneLinePerTimelineAndTheErrorsPooled) {
+  const CliResult r = run_cli("report --timeline " + kShortWorks);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("24 timelines, 628 works"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("b24x2048 h128 q1 bf16 p64 c0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("median event time outside the timeline"), std::string::npos) << r.out;
+  EXPECT_EQ(line_count(r.out), 1u + 24u + 6u) << r.out;  // header, a line each, the pooled lines
+
+  const CliResult j = run_cli("report --format json --timeline " + kShortWorks + "/c8a526101160cbd91.json.gz " + kTimeline);
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json s = nlohmann::json::parse(j.out);
+  ASSERT_EQ(s.at("timelines").size(), 2u);
+  EXPECT_EQ(s.at("timelines")[0].at("policy"), "aiter-v1");
+  EXPECT_EQ(s.at("pooled").at("works"), 4 + 100);
+
+  const CliResult one = run_cli("report --timeline " + kShortWorks + "/ca30babef61ed3651.json.gz");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("per-work duration error over 24 works"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("outside the timeline"), std::string::npos) << one.out;
+
+  const CliResult rows = run_cli("report --rows --timeline " + kShortWorks);
+  EXPECT_EQ(rows.code, 2);
+  EXPECT_EQ(line_count(rows.err), 1u) << rows.err;
+  EXPECT_NE(rows.err.find("rows"), std::string::npos) << rows.err;
+  EXPECT_TRUE(rows.out.empty()) << rows.out;
 }
 
 TEST(TimelineCli, BadInputIsOneLineNamingTheField) {

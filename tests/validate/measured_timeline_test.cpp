@@ -171,6 +171,14 @@ TEST(TimelineComparison, AgreesExactlyWithThePredictionItWasMadeFrom) {
   EXPECT_NEAR(c.measured.mean_fixed_us, c.predicted.mean_fixed_us, 1e-9);
   EXPECT_EQ(c.measured.active_cus, c.predicted.active_cus);
   EXPECT_GT(c.measured.tail_us, 0.0);  // a ragged batch under aiter-v1 does not end evenly
+  // Its long requests split: the reduce's gap and its own span, part by part, and nothing outside the timeline.
+  ASSERT_FALSE(f.e.prediction->timeline.reduce.empty());
+  EXPECT_NEAR(c.measured.reduce_gap_us, c.predicted.reduce_gap_us, 1e-9);
+  EXPECT_NEAR(c.predicted.reduce_gap_us, f.ctx.params.stage_gap_us, 1e-9);
+  EXPECT_NEAR(c.measured_reduce_span_us(), c.predicted_reduce_span_us(), 1e-9);
+  EXPECT_GT(c.measured_reduce_span_us(), 0.0);
+  EXPECT_NEAR(c.measured_kernel_us, c.predicted_kernel_us, 1e-9);
+  EXPECT_NEAR(c.measured_outside_us(), 0.0, 1e-9);
 }
 
 TEST(TimelineComparison, MeasuresEachWorksDurationAndStartError) {

@@ -7,6 +7,7 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/json_fields.h"
+#include "mlasim/validate/gzip_file.h"
 
 namespace mlasim::validate {
 namespace {
@@ -222,7 +223,18 @@ MeasuredTimeline measured_timeline_from_json(const json& j) {
 }
 
 MeasuredTimeline load_measured_timeline(const std::string& path) {
-  return parse_json_file(path, "timeline", [](const json& j) { return measured_timeline_from_json(j); });
+  const std::string text = read_maybe_gzip(path, "timeline");
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError("timeline", path + ": not valid JSON (" + e.what() + ")");
+  }
+  try {
+    return measured_timeline_from_json(j);
+  } catch (const InputError& e) {
+    throw InputError("timeline", path + ": " + e.what());
+  }
 }
 
 }  // namespace mlasim::validate

@@ -8,6 +8,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/json_fields.h"
 #include "mlasim/model/text_file.h"
+#include "mlasim/model/text_lists.h"
 #include "mlasim/validate/name_regex.h"
 
 namespace mlasim::validate {
@@ -23,9 +24,7 @@ const std::vector<std::string>& step_classes() {
 void check_step_class(const std::string& name, const std::string& field, const std::string& other_forms) {
   const auto& c = step_classes();
   if (std::find(c.begin(), c.end(), name) != c.end()) return;
-  std::string list;
-  for (const auto& n : c) list += (list.empty() ? "" : ", ") + n;
-  throw InputError(field, "must be a step class (" + list + ")" + (other_forms.empty() ? "" : " or " + other_forms) +
+  throw InputError(field, "must be a step class (" + join_names(c) + ")" + (other_forms.empty() ? "" : " or " + other_forms) +
                               ", got '" + name + "'");
 }
 
@@ -126,9 +125,8 @@ StepRules load_step_rules(const std::string& name_or_path) {
   const bool is_path = name_or_path.ends_with(".json");
   const std::string path = is_path ? name_or_path : (fs::path(data_dir()) / "step" / (name_or_path + ".json")).string();
   if (!is_path && !fs::exists(path)) {
-    std::string known;
-    for (const auto& n : step_rule_names()) known += (known.empty() ? "" : ", ") + n;
-    throw InputError("rules", "unknown rule set '" + name_or_path + "'; known: " + known + " (or a path to a .json)");
+    throw InputError("rules", "unknown rule set '" + name_or_path + "'; known: " + join_names(step_rule_names()) +
+                                  " (or a path to a .json)");
   }
   return step_rules_from_json(read_text_file(path, "rules"), path);
 }

@@ -106,6 +106,10 @@ double WorkComparison::duration_error_pct() const {
 
 double WorkComparison::start_error_us() const { return predicted_begin_us - measured_begin_us; }
 
+double TimelineComparison::measured_outside_us() const {
+  return measured_kernel_us > 0 ? measured_kernel_us - (measured.stage1_us + measured.reduce_us) : 0.0;
+}
+
 TimelineComparison compare_timelines(const MeasuredTimeline& measured, const sim::Prediction& prediction, int gpu_cus) {
   TimelineComparison c;
   c.gpu_cus = gpu_cus;
@@ -169,12 +173,26 @@ TimelineComparison compare_timelines(const MeasuredTimeline& measured, const sim
   double measured_reduce_end = 0;
   for (const MeasuredReduceBlock& b : measured.reduce) measured_reduce_end = std::max(measured_reduce_end, b.end_us);
   c.measured = facts_of(measured_cus, measured_fixed, static_cast<int>(works.size()), measured_reduce_end, gpu_cus);
+  if (!measured.reduce.empty()) {
+    double begin = measured.reduce.front().begin_us;
+    for (const MeasuredReduceBlock& b : measured.reduce) begin = std::min(begin, b.begin_us);
+    c.measured.reduce_gap_us = std::max(begin - c.measured.stage1_us, 0.0);
+  }
   // A place holds a cluster of CUs: its busy time counts once per CU, as the measured side counts each SM of a pair.
   const int per_place = cus_per_cluster(prediction.metrics.kernel_class);
   c.predicted = facts_of(predicted_places, predicted_fixed, predicted_works, tl.end_us(), gpu_cus / per_place);
   c.predicted.active_cus *= per_place;
   c.predicted.stage1_us = tl.stage1_us;
   c.predicted.reduce_us = tl.reduce_us;
+  if (!tl.reduce.empty()) {
+    double begin = tl.reduce.front().begin_us;
+    for (const sim::ReduceBox& b : tl.reduce) begin = std::min(begin, b.begin_us);
+    c.predicted.reduce_gap_us = std::max(begin - tl.stage1_us, 0.0);
+  } else {
+    c.predicted.reduce_gap_us = tl.reduce_us;  // the stage gap before the end: no reduce, all of it gap
+  }
+  c.measured_kernel_us = measured.kernel_us;
+  c.predicted_kernel_us = prediction.metrics.kernel_us;
   return c;
 }
 
@@ -194,8 +212,9 @@ TimelineCheck check_measured_timeline(const MeasuredTimeline& measured, const st
 namespace {
 
 nlohmann::ordered_json facts_json(const TimelineFacts& f) {
-  return {{"stage1_us", f.stage1_us},         {"reduce_us", f.reduce_us},         {"tail_us", f.tail_us},
-          {"mean_fixed_us", f.mean_fixed_us}, {"idle_fraction", f.idle_fraction}, {"active_cus", f.active_cus}};
+  return {{"stage1_us", f.stage1_us},         {"reduce_us", f.reduce_us},         {"reduce_gap_us", f.reduce_gap_us},
+          {"tail_us", f.tail_us},             {"mean_fixed_us", f.mean_fixed_us}, {"idle_fraction", f.idle_fraction},
+          {"active_cus", f.active_cus}};
 }
 
 }  // namespace
@@ -217,6 +236,8 @@ nlohmann::ordered_json timeline_comparison_json(const MeasuredTimeline& m, const
                               {"start_error", {{"p50_abs_us", c.start_abs_p50_us}, {"p90_abs_us", c.start_abs_p90_us}}},
                               {"measured", facts_json(c.measured)},
                               {"predicted", facts_json(c.predicted)},
+                              {"kernel_us", {{"measured", c.measured_kernel_us}, {"predicted", c.predicted_kernel_us}}},
+                              {"measured_outside_us", c.measured_outside_us()},
                               {"instrumentation_overhead_pct", m.overhead_pct()}};
   if (with_works) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -265,9 +286,20 @@ std::string timeline_comparison_text(const MeasuredTimeline& m, const TimelineCh
   row("stage 1", c.measured.stage1_us, c.predicted.stage1_us, "us");
   row("stage-1 tail", c.measured.tail_us, c.predicted.tail_us, "us (last end - median CU end)");
   row("after stage 1 (reduce)", c.measured.reduce_us, c.predicted.reduce_us, "us (to the last reduce end)");
+  if (c.measured.reduce_us > 0 || c.predicted.reduce_us > 0) {
+    row("  gap before the reduce", c.measured.reduce_gap_us, c.predicted.reduce_gap_us,
+        "us (stage-1 end to the first reduce start)");
+    row("  the reduce itself", c.measured_reduce_span_us(), c.predicted_reduce_span_us(),
+        "us (first reduce start to last end)");
+  }
   row("mean fixed part of a work", c.measured.mean_fixed_us, c.predicted.mean_fixed_us, "us");
   row("idle share of CUs", 100.0 * c.measured.idle_fraction, 100.0 * c.predicted.idle_fraction, "% of stage 1");
   s += fmt::format("{:<28} {:>10} {:>10}\n", "CUs with work", c.measured.active_cus, c.predicted.active_cus);
+  if (c.measured_kernel_us > 0) {
+    row("kernel time", c.measured_kernel_us, c.predicted_kernel_us, "us (measured: event-timed, plain)");
+    s += fmt::format("{:<28} {:>10.2f} {:>10} {}\n", "  outside the timeline", c.measured_outside_us(), "",
+                     "us (the events' launch and drain, which no workgroup records)");
+  }
   return s;
 }
 

@@ -79,4 +79,8 @@ Workload workload_from_json(const nlohmann::json& j, const std::string& path = "
 // The context label of a batch: the tokens per request when all are equal, else "ragged".
 std::string context_label(const std::vector<int>& kv_lens);
 
+// A workload in one short line, as campaign listings and timeline summaries name it: "b24x2048 h128 q1 bf16 p64 c0"
+// (requests x context, heads, query length, KV dtype, page size, clusters).
+std::string workload_label(const Workload& w);
+
 }  // namespace mlasim::sim

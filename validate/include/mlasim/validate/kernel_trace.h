@@ -37,7 +37,4 @@ KernelTrace parse_kernel_trace(std::string_view text, const std::string& origin)
 // Reads `path` (gzip-compressed when it starts with gzip's magic bytes) and parses it.
 KernelTrace read_kernel_trace(const std::string& path);
 
-// The whole file's bytes, gunzipped when they are gzip (InputError(field, ...) for an unreadable or broken file).
-std::string read_maybe_gzip(const std::string& path, const std::string& field);
-
 }  // namespace mlasim::validate

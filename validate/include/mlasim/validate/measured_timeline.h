@@ -65,7 +65,7 @@ void attach_plan_facts(MeasuredTimeline& t, const sim::Plan& plan);
 nlohmann::ordered_json measured_timeline_to_json(const MeasuredTimeline& t);
 // Every error names the field by its path ("traceEvents[3].dur: must be >= 0") as an InputError("timeline", ...).
 MeasuredTimeline measured_timeline_from_json(const nlohmann::json& j);
-// A file read whole; errors: InputError("timeline", "PATH: ...").
+// A file read whole, plain or gzip-compressed; errors: InputError("timeline", "PATH: ...").
 MeasuredTimeline load_measured_timeline(const std::string& path);
 // Whether `j` looks like a measured timeline (a Chrome trace carrying otherData.mlasim), not a scenario.
 bool is_measured_timeline(const nlohmann::json& j);

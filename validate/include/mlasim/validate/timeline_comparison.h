@@ -34,6 +34,8 @@ struct CuActivity {
 struct TimelineFacts {
   double stage1_us = 0;         // last stage-1 end
   double reduce_us = 0;         // reduce end - stage-1 end (0 without a reduce)
+  double reduce_gap_us = 0;     // reduce start - stage-1 end: the reduce's launch gap (measured: 0 without a
+                                // reduce; predicted: the stage gap, which the model keeps without a reduce too)
   double tail_us = 0;           // last stage-1 end - the median end over CUs that ran work
   double mean_fixed_us = 0;     // mean over works of the fixed part (first KV issue - begin)
   double idle_fraction = 0;     // over every CU of the GPU (or of the plan's clusters): 1 - busy / stage1
@@ -48,6 +50,12 @@ struct TimelineComparison {
   double start_abs_p50_us = 0;  // |predicted - measured| work start
   double start_abs_p90_us = 0;
   int gpu_cus = 0;  // CUs the idle fraction counts
+  // The kernels' event-timed time (the timeline file's, without instrumentation) and the model's kernel_us. The
+  // events also hold what no workgroup records: the launch before the first and the drain after the last.
+  double measured_kernel_us = 0, predicted_kernel_us = 0;
+  double measured_outside_us() const;  // measured_kernel_us - the last workgroup's end (0 when not recorded)
+  double measured_reduce_span_us() const { return measured.reduce_us - measured.reduce_gap_us; }
+  double predicted_reduce_span_us() const { return predicted.reduce_us - predicted.reduce_gap_us; }
 };
 
 // `prediction` must be the simulator's run of the plan the timeline measured (same works, same indices):

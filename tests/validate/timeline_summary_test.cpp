@@ -1,0 +1,156 @@
+// Several measured timelines at once: which files a directory gives, gzip-compressed timelines, and the summary's
+// parts (a work, stage 1, the reduce's gap and span, the event time outside the timeline) and pooled errors.
+#include "mlasim/validate/timeline_summary.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/sim/evaluation.h"
+#include "timeline_from_prediction.h"
+
+namespace mlasim::validate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A measured timeline made from the H200 profile's own prediction (so its errors are known), with `slower` added
+// to every work's end and `outside` to the event time.
+MeasuredTimeline made_timeline(const std::string& policy, double slower = 0, double outside = 0) {
+  sim::Workload w;
+  w.gpu = "h200";
+  w.batch = sim::BatchSpec::uniform(24, 2048);
+  w.heads = 128;
+  w.q_dtype = DType::bf16;
+  w.kv_dtype = DType::bf16;
+  w.page_size = 64;
+  const sim::WorkloadContext ctx = sim::resolve(w);
+  const sim::Evaluation e = sim::evaluate(policy, ctx);
+  MeasuredTimeline t = testing::timeline_from_prediction(*e.plan, *e.prediction);
+  t.kernel = policy == "aiter-v1" ? "mla_decode_wgmma_persistent+mla_reduce" : "mla_decode_wgmma_splitkv+mla_reduce";
+  t.workload = w;
+  t.policy = e.source;
+  for (MeasuredWork& m : t.works) m.end_us += slower;
+  for (MeasuredReduceBlock& b : t.reduce) {
+    b.begin_us += slower;
+    b.end_us += slower;
+  }
+  t.kernel_us = t.end_us() + outside;
+  return t;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+void write_gzip(const std::string& path, const std::string& text) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+}
+
+TEST(TimelineFiles, ADirectoryGivesItsJsonAndGzipFilesByName) {
+  const std::string dir = fresh_dir("timeline_files");
+  write_text(dir + "/b.json", "{}");
+  write_text(dir + "/a.json.gz", "");
+  write_text(dir + "/notes.txt", "");
+  fs::create_directories(dir + "/sub.json");  // a directory is not a timeline, whatever its name
+  const std::vector<std::string> files = timeline_files({dir, dir + "/notes.txt"});
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(fs::path(files[0]).filename(), "a.json.gz");
+  EXPECT_EQ(fs::path(files[1]).filename(), "b.json");
+  EXPECT_EQ(fs::path(files[2]).filename(), "notes.txt");  // a file named as it is
+
+  EXPECT_THROW(timeline_files({dir + "/missing.json"}), InputError);
+  const std::string empty = fresh_dir("timeline_files_empty");
+  try {
+    timeline_files({empty});
+    FAIL() << "a directory without timelines is refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "timeline");
+    EXPECT_NE(std::string(e.what()).find("holds no timeline"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TimelineFiles, AGzipTimelineReadsAsItsText) {
+  const std::string dir = fresh_dir("timeline_gzip");
+  const MeasuredTimeline t = made_timeline("fixed:splits=2");
+  const std::string text = measured_timeline_to_json(t).dump();
+  write_text(dir + "/plain.json", text);
+  write_gzip(dir + "/packed.json.gz", text);
+  const MeasuredTimeline plain = load_measured_timeline(dir + "/plain.json");
+  const MeasuredTimeline packed = load_measured_timeline(dir + "/packed.json.gz");
+  EXPECT_EQ(measured_timeline_to_json(plain), measured_timeline_to_json(packed));
+  EXPECT_EQ(packed.works.size(), t.works.size());
+
+  write_text(dir + "/broken.json.gz", std::string("\x1f\x8b\x08\x00garbage", 11));
+  EXPECT_THROW(load_measured_timeline(dir + "/broken.json.gz"), InputError);
+}
+
+TEST(TimelineSummary, SaysWhichPartTheModelMisses) {
+  const std::string dir = fresh_dir("timeline_summary");
+  constexpr double kNs = 2e-3;  // a timeline file keeps its times to the nanosecond
+  // The persistent plan's works 3 us slower than predicted, the 2-split plan's reduce 2 us later; 5 us outside.
+  MeasuredTimeline split = made_timeline("fixed:splits=2", 0, 5);
+  for (MeasuredReduceBlock& b : split.reduce) {
+    b.begin_us += 2;
+    b.end_us += 2;
+  }
+  split.kernel_us = split.end_us() + 5;
+  write_text(dir + "/a.json", measured_timeline_to_json(made_timeline("aiter-v1", 3, 5)).dump());
+  write_text(dir + "/b.json", measured_timeline_to_json(split).dump());
+
+  std::vector<TimelineSummaryRow> rows;
+  for (const std::string& f : timeline_files({dir})) rows.push_back(summarize_timeline(f));
+  ASSERT_EQ(rows.size(), 2u);
+  const TimelineSummaryRow& unsplit = rows[0];
+  EXPECT_EQ(unsplit.workload, "b24x2048 h128 q1 bf16 p64 c0");
+  EXPECT_EQ(unsplit.policy, "aiter-v1");
+  EXPECT_NEAR(unsplit.measured_work_us - unsplit.predicted_work_us, 3.0, kNs);
+  EXPECT_NEAR(unsplit.comparison.measured_outside_us(), 5.0, kNs);
+  EXPECT_EQ(unsplit.comparison.measured.reduce_us, 0.0);  // nothing split: no reduce ran
+  const TimelineComparison& c = rows[1].comparison;
+  EXPECT_NEAR(rows[1].measured_work_us, rows[1].predicted_work_us, kNs);
+  EXPECT_NEAR(c.measured.reduce_gap_us - c.predicted.reduce_gap_us, 2.0, kNs);
+  EXPECT_NEAR(c.measured_reduce_span_us(), c.predicted_reduce_span_us(), kNs);
+
+  const nlohmann::json j = nlohmann::json::parse(timeline_summary_json(rows).dump());
+  ASSERT_EQ(j.at("timelines").size(), 2u);
+  EXPECT_EQ(j.at("timelines")[1].at("file"), "b.json");
+  const nlohmann::json& pooled = j.at("pooled");
+  EXPECT_EQ(pooled.at("works").get<size_t>(), unsplit.comparison.works.size() + c.works.size());
+  EXPECT_EQ(pooled.at("median_difference_us").at("timelines_with_reduce"), 1);
+  EXPECT_NEAR(pooled.at("median_difference_us").at("reduce_gap").get<double>(), -2.0, kNs);
+  EXPECT_NEAR(pooled.at("median_difference_us").at("reduce").get<double>(), 0.0, kNs);
+  EXPECT_NEAR(pooled.at("median_measured_outside_us").get<double>(), 5.0, kNs);
+  EXPECT_EQ(pooled.at("kernel_error").at("count"), 2);
+
+  const std::string text = timeline_summary_text(rows);
+  EXPECT_NE(text.find("2 timelines,"), std::string::npos) << text;
+  EXPECT_NE(text.find("the gap before it -2.00 us, the reduce "), std::string::npos) << text;
+  EXPECT_NE(text.find("median event time outside the timeline: 5.00 us"), std::string::npos) << text;
+}
+
+TEST(TimelineSummary, AFileThatIsNoTimelineIsNamed) {
+  const std::string dir = fresh_dir("timeline_summary_bad");
+  write_text(dir + "/scenario.json", R"({"name": "not a timeline"})");
+  try {
+    summarize_timeline(dir + "/scenario.json");
+    FAIL() << "a scenario is not a timeline";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "timeline");
+    EXPECT_NE(std::string(e.what()).find("scenario.json"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mlasim::validate

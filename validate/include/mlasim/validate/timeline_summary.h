@@ -1,0 +1,33 @@
+#pragma once
+// Many measured timelines at once (`mlasim report --timeline DIR`): one line per timeline, the model against the
+// measurement part by part (a work, stage 1, the gap before the reduce, the reduce, the event-timed kernel and what
+// the events hold outside every workgroup), and the errors pooled over all of them. Where one timeline says where
+// a plan's time goes, the summary says which part of the model misses across a campaign.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mlasim/validate/timeline_comparison.h"
+
+namespace mlasim::validate {
+
+struct TimelineSummaryRow {
+  std::string file;
+  std::string workload;  // sim::workload_label
+  std::string policy;
+  std::string kernel_class;
+  TimelineComparison comparison;
+  double measured_work_us = 0, predicted_work_us = 0;  // median work duration
+};
+
+// The timeline files `paths` name: a file as it is, a directory as its *.json and *.json.gz files, by name.
+// InputError("timeline", ...) for a path that does not exist or a directory without such files.
+std::vector<std::string> timeline_files(const std::vector<std::string>& paths);
+
+// Loads `path` and checks it against the model (check_measured_timeline: on `gpu`, or the timeline's own).
+TimelineSummaryRow summarize_timeline(const std::string& path, const std::string& gpu = "");
+
+std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows);
+nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRow>& rows);
+
+}  // namespace mlasim::validate

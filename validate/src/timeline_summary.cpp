@@ -1,0 +1,187 @@
+#include "mlasim/validate/timeline_summary.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/model/median.h"
+#include "mlasim/sim/workload.h"
+
+namespace mlasim::validate {
+namespace {
+
+bool is_timeline_name(const std::string& name) {
+  const auto ends_with = [&name](const std::string& tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends_with(".json") || ends_with(".json.gz");
+}
+
+double percent(double predicted, double measured) { return measured > 0 ? 100.0 * (predicted / measured - 1.0) : 0.0; }
+
+// The pooled figures: every work's duration error, each timeline's kernel-time error, and the median difference
+// (predicted - measured, us) of each part, so a constant offset shows as what it is.
+struct Pooled {
+  ErrorStats work_duration, kernel;
+  double work_us = 0, stage1_us = 0, gap_us = 0, reduce_us = 0, outside_us = 0;
+  int works = 0, with_reduce = 0;
+};
+
+Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
+  Pooled p;
+  std::vector<double> work_errors, kernel_errors, work_diffs, stage1_diffs, gap_diffs, reduce_diffs, outside;
+  for (const TimelineSummaryRow& r : rows) {
+    const TimelineComparison& c = r.comparison;
+    for (const WorkComparison& w : c.works) {
+      work_errors.push_back(w.duration_error_pct());
+      work_diffs.push_back((w.predicted_end_us - w.predicted_begin_us) - (w.measured_end_us - w.measured_begin_us));
+    }
+    if (c.measured_kernel_us > 0) {
+      kernel_errors.push_back(percent(c.predicted_kernel_us, c.measured_kernel_us));
+      outside.push_back(c.measured_outside_us());
+    }
+    stage1_diffs.push_back(c.predicted.stage1_us - c.measured.stage1_us);
+    if (c.measured.reduce_us > 0 && c.predicted_reduce_span_us() > 0) {
+      gap_diffs.push_back(c.predicted.reduce_gap_us - c.measured.reduce_gap_us);
+      reduce_diffs.push_back(c.predicted_reduce_span_us() - c.measured_reduce_span_us());
+    }
+  }
+  p.work_duration = error_stats(work_errors);
+  p.kernel = error_stats(kernel_errors);
+  p.works = static_cast<int>(work_errors.size());
+  p.with_reduce = static_cast<int>(reduce_diffs.size());
+  p.work_us = median(work_diffs);
+  p.stage1_us = median(stage1_diffs);
+  p.gap_us = median(gap_diffs);
+  p.reduce_us = median(reduce_diffs);
+  p.outside_us = median(outside);
+  return p;
+}
+
+nlohmann::ordered_json stats_json(const ErrorStats& s) {
+  return {{"count", s.rows},         {"mape_pct", s.mape_pct}, {"p50_pct", s.p50_pct},
+          {"p90_pct", s.p90_pct},    {"max_pct", s.max_pct},   {"mean_signed_pct", s.mean_signed_pct}};
+}
+
+}  // namespace
+
+std::vector<std::string> timeline_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<std::string> found;
+      for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+        if (e.is_regular_file(ec) && is_timeline_name(e.path().filename().string())) found.push_back(e.path().string());
+      if (found.empty()) throw InputError("timeline", path + ": holds no timeline (*.json, *.json.gz)");
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::exists(path, ec)) {
+      files.push_back(path);
+    } else {
+      throw InputError("timeline", path + ": does not exist");
+    }
+  }
+  return files;
+}
+
+TimelineSummaryRow summarize_timeline(const std::string& path, const std::string& gpu) {
+  const MeasuredTimeline t = load_measured_timeline(path);
+  TimelineCheck check = [&] {
+    try {
+      return check_measured_timeline(t, gpu);
+    } catch (const InputError& e) {  // name the file among many
+      throw InputError("timeline", path + ": " + e.what());
+    }
+  }();
+  TimelineSummaryRow r;
+  r.file = std::filesystem::path(path).filename().string();
+  r.workload = sim::workload_label(t.workload);
+  r.policy = t.policy;
+  r.kernel_class = check.evaluation.prediction->metrics.kernel_class;
+  r.comparison = std::move(check.comparison);
+  std::vector<double> measured, predicted;
+  for (const WorkComparison& w : r.comparison.works) {
+    measured.push_back(w.measured_end_us - w.measured_begin_us);
+    predicted.push_back(w.predicted_end_us - w.predicted_begin_us);
+  }
+  r.measured_work_us = median(measured);
+  r.predicted_work_us = median(predicted);
+  return r;
+}
+
+std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
+  std::string s = fmt::format(
+      "{:<30} {:<24} {:>5} | {:>15} {:>6} | {:>15} | {:>11} | {:>11} | {:>15} {:>6} | {:>7}\n", "workload", "policy",
+      "works", "work m / p", "err %", "stage 1 m / p", "gap m / p", "reduce m / p", "kernel m / p", "err %", "outside");
+  for (const TimelineSummaryRow& r : rows) {
+    const TimelineComparison& c = r.comparison;
+    const bool reduce = c.measured.reduce_us > 0 || c.predicted.reduce_us > 0;
+    s += fmt::format("{:<30} {:<24} {:>5} | {:>7.2f} {:>7.2f} {:>+6.1f} | {:>7.2f} {:>7.2f} | ", r.workload, r.policy,
+                     c.works.size(), r.measured_work_us, r.predicted_work_us,
+                     percent(r.predicted_work_us, r.measured_work_us), c.measured.stage1_us, c.predicted.stage1_us);
+    s += reduce ? fmt::format("{:>5.2f} {:>5.2f} | {:>5.2f} {:>5.2f} | ", c.measured.reduce_gap_us,
+                              c.predicted.reduce_gap_us, c.measured_reduce_span_us(), c.predicted_reduce_span_us())
+                : fmt::format("{:>11} | {:>11} | ", "-", "-");
+    s += c.measured_kernel_us > 0
+             ? fmt::format("{:>7.2f} {:>7.2f} {:>+6.1f} | {:>7.2f}\n", c.measured_kernel_us, c.predicted_kernel_us,
+                           percent(c.predicted_kernel_us, c.measured_kernel_us), c.measured_outside_us())
+             : fmt::format("{:>15} {:>6} | {:>7}\n", "-", "", "-");
+  }
+  const Pooled p = pool(rows);
+  s += fmt::format("\n{} timelines, {} works\n", rows.size(), p.works);
+  s += fmt::format("per-work duration error: MAPE {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %\n",
+                   p.work_duration.mape_pct, p.work_duration.p90_pct, p.work_duration.mean_signed_pct);
+  if (p.kernel.rows > 0)
+    s += fmt::format("kernel time error ({} timelines): MAPE {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %\n",
+                     p.kernel.rows, p.kernel.mape_pct, p.kernel.p90_pct, p.kernel.mean_signed_pct);
+  s += fmt::format("median predicted - measured: a work {:+.2f} us, stage 1 {:+.2f} us", p.work_us, p.stage1_us);
+  if (p.with_reduce > 0)
+    s += fmt::format(", over the {} with a reduce: the gap before it {:+.2f} us, the reduce {:+.2f} us", p.with_reduce,
+                     p.gap_us, p.reduce_us);
+  s += "\n";
+  if (p.kernel.rows > 0)
+    s += fmt::format("median event time outside the timeline: {:.2f} us (launch and drain, which the model folds "
+                     "into its fixed costs)\n",
+                     p.outside_us);
+  return s;
+}
+
+nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRow>& rows) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const TimelineSummaryRow& r : rows) {
+    const TimelineComparison& c = r.comparison;
+    const auto part = [](double measured, double predicted) {
+      return nlohmann::ordered_json{{"measured", measured}, {"predicted", predicted}};
+    };
+    list.push_back({{"file", r.file},
+                    {"workload", r.workload},
+                    {"policy", r.policy},
+                    {"kernel_class", r.kernel_class},
+                    {"works", c.works.size()},
+                    {"work_us", part(r.measured_work_us, r.predicted_work_us)},
+                    {"stage1_us", part(c.measured.stage1_us, c.predicted.stage1_us)},
+                    {"reduce_gap_us", part(c.measured.reduce_gap_us, c.predicted.reduce_gap_us)},
+                    {"reduce_span_us", part(c.measured_reduce_span_us(), c.predicted_reduce_span_us())},
+                    {"kernel_us", part(c.measured_kernel_us, c.predicted_kernel_us)},
+                    {"measured_outside_us", c.measured_outside_us()},
+                    {"work_duration_error", stats_json(c.duration)}});
+  }
+  const Pooled p = pool(rows);
+  return {{"timelines", list},
+          {"pooled",
+           {{"works", p.works},
+            {"work_duration_error", stats_json(p.work_duration)},
+            {"kernel_error", stats_json(p.kernel)},
+            {"median_difference_us",
+             {{"work", p.work_us},
+              {"stage1", p.stage1_us},
+              {"reduce_gap", p.gap_us},
+              {"reduce", p.reduce_us},
+              {"timelines_with_reduce", p.with_reduce}}},
+            {"median_measured_outside_us", p.outside_us}}}};
+}
+
+}  // namespace mlasim::validate
