@@ -19,6 +19,14 @@ FluidJob item_job(int rows, int partials, int width, const CostParams& params, R
   return FluidJob{params.reduce_item_us, read + write, 0.0};
 }
 
+// Workgroups one CU holds: the profile's measured residency where it has one (the wide form's for a launch
+// with a tile of 16 or more partials, as our runner picks it), else the reduce kernel's own rule.
+int reduce_blocks_per_cu(const CostParams& params, int kernel_rule, int max_partials) {
+  if (max_partials >= kWideReducePartials && params.reduce_wide_blocks_per_cu > 0)
+    return params.reduce_wide_blocks_per_cu;
+  return params.reduce_blocks_per_cu > 0 ? params.reduce_blocks_per_cu : kernel_rule;
+}
+
 // A task of one job run by `width` workgroups side by side; it pays the block's fixed cost.
 void add_task(ReduceStage& out, const FluidJob& job, const ReduceItem& item, int width, const CostParams& params) {
   out.jobs.push_back(job);
@@ -34,7 +42,9 @@ void add_task(ReduceStage& out, const FluidJob& job, const ReduceItem& item, int
 void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int max_seqlen_q, const CostParams& params,
                  ReduceStage& out) {
   const ReduceLaunch launch = aiter_reduce_launch(static_cast<int>(tiles.size()), heads, num_cu, max_seqlen_q);
-  out.blocks_per_cu = kAiterReduceBlocksPerCu;
+  int max_partials = 0;
+  for (const TileFacts& f : tiles) max_partials = std::max(max_partials, f.partials);
+  out.blocks_per_cu = reduce_blocks_per_cu(params, kAiterReduceBlocksPerCu, max_partials);
   const int wg = launch.row_groups;
   const int64_t per_tile = int64_t{heads} * wg;
   if (!launch.persistent) {
@@ -117,7 +127,7 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
 // of the tile's rows. The heads of a tile are taken as one task of width H (exact while the programs fit the
 // slots at once, the usual case; when they do not, this groups by tile rather than by launch order).
 void build_triton(std::span<const TileFacts> tiles, int heads, const CostParams& params, ReduceStage& out) {
-  out.blocks_per_cu = kTritonReduceProgramsPerCu;
+  out.blocks_per_cu = kTritonReduceProgramsPerCu;  // a profile's measured residency is of the other reduce
   for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
     const TileFacts& f = tiles[t];
     if (f.partials < 1 || f.rows == 0) continue;

@@ -66,6 +66,8 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "stage_gap_us",
                                                                 "reduce_beta_gbps",
                                                                 "reduce_item_us",
+                                                                "reduce_blocks_per_cu",
+                                                                "reduce_wide_blocks_per_cu",
                                                                 "fold_reread_fraction",
                                                                 "fold_l2_window",
                                                                 "persistent_cluster_us",

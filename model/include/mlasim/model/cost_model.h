@@ -50,6 +50,12 @@ struct CostParams {
   double stage_gap_us = 0;      // time between stage 1's end and the reduce (or the end) inside kernel_us
   double reduce_beta_gbps = 0;  // bandwidth one reduce workgroup streams at alone (0: beta_cu_gbps)
   double reduce_item_us = 0;    // fixed cost of each (tile, row group, head) item a reduce workgroup merges
+  // Workgroups of the mla_reduce_v1-rule reduce (AITER's, ours) one CU holds at once; 0 takes AITER's launch
+  // bounds, 8 (Triton's stage 2 keeps its 16). Measured by a timeline where our reduce runs: its 128-thread
+  // workgroups (tiles of fewer than 16 partials), and its 512-thread form where a tile has 16 or more (0: as the
+  // first).
+  int reduce_blocks_per_cu = 0;
+  int reduce_wide_blocks_per_cu = 0;
   // Head folding (R virtual batches per request) makes every head group read the request's KV. A work whose
   // tokens a sibling group read shortly before it (share s of its read) finds them in the L2 but for this share,
   // and reads s * fold_reread_fraction + (1 - s) of its KV from memory.
@@ -147,7 +153,7 @@ bool has_stream_kernel(const CostParams& params);
 double stream_write_tbps_of(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
-// matrix_efficiency <= 1, grid_occupancy 1..64, bw_knee and compute_overlap_n 0 or 1..64, reread_fraction 0..1,
+// matrix_efficiency <= 1, grid_occupancy 1..64, reduce_blocks_per_cu and reduce_wide_blocks_per_cu 0..64, bw_knee and compute_overlap_n 0 or 1..64, reread_fraction 0..1,
 // grid_stream_factor in (0, 4]; unset class values are fine).
 void validate_cost_params(const CostParams& p);
 

@@ -21,8 +21,12 @@ ReduceLaunch aiter_reduce_launch(int tiles, int heads, int num_cu, int max_seqle
 
 // Reduce workgroups resident per CU. AITER: launch bounds target occupancy 8 (2 waves each). Triton
 // (_fwd_kernel_stage2_asm): one wave per program at waves_per_eu 4 on 4 SIMDs, 16 programs.
+// A profile's measured reduce_blocks_per_cu and reduce_wide_blocks_per_cu replace these (cost_model.h).
 inline constexpr int kAiterReduceBlocksPerCu = 8;
 inline constexpr int kTritonReduceProgramsPerCu = 16;
+// Our reduce takes a tile's partials with four groups of 128 threads (its wide form) once a tile of the launch
+// has this many (kernels/src/mla_reduce.cu).
+inline constexpr int kWideReducePartials = 16;
 
 // Bytes one reduce item moves: it reads `partials` fp32 rows of Dv values plus the LSE for each of `rows` rows
 // of one head, and writes them as bf16.
