@@ -83,6 +83,16 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
   write_stdout(text);
 }
 
+// What the campaign left out before running, so a run that measures few configurations says why (the dry run
+// lists the reasons).
+std::string left_out_note(const validate::CampaignPlan& plan) {
+  const int left_out = plan.left_out_kv + plan.left_out_unplannable + plan.left_out_unrunnable;
+  if (left_out == 0) return "";
+  return fmt::format("; {} configurations left out ({} over max_kv_bytes, {} the policy cannot plan, {} our kernels "
+                     "cannot run as planned; --dry-run says why)",
+                     left_out, plan.left_out_kv, plan.left_out_unplannable, plan.left_out_unrunnable);
+}
+
 void write_stream_read(const std::vector<validate::StreamReadPoint>& points, const validate::Campaign& c,
                        const validate::DeviceInfo& device, const validate::CampaignRunOptions& o,
                        const std::string& path) {
@@ -131,7 +141,7 @@ void run_validate(const ValidateOptions& o) {
     if (r.stopped_by_time) summary += fmt::format("; stopped after --max-seconds {} (rerun to go on)", o.max_seconds);
     if (!r.unrunnable.empty())
       summary += fmt::format("; {} the kernels cannot run (e.g. {})", r.unrunnable.size(), r.unrunnable.front());
-    write_stdout(summary + "\n");
+    write_stdout(summary + left_out_note(plan) + "\n");
     if (o.out.empty()) return;
   }
   ProgressBar bar(!o.quiet);
@@ -146,7 +156,7 @@ void run_validate(const ValidateOptions& o) {
     summary += fmt::format("; {} left output unwritten (no row; first {})", r.incomplete.size(), r.incomplete.front());
   if (!r.unrunnable.empty())
     summary += fmt::format("; {} the kernels cannot run (no row; e.g. {})", r.unrunnable.size(), r.unrunnable.front());
-  write_stdout(summary + "\n");
+  write_stdout(summary + left_out_note(plan) + "\n");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include "cli_runner.h"
 
@@ -100,6 +101,21 @@ TEST(ValidateCli, WithoutKernelsOrAGpuItSaysWhichAndWritesNothing) {
 TEST(ValidateCli, BadCampaignsAreOneLine) {
   expect_bad_input("validate /nonexistent.json --dry-run", "campaign: /nonexistent.json: cannot read");
   expect_bad_input("validate " MLASIM_DATA_DIR "/campaigns/standard.json --dry-run --gpu mi999", "gpu: unknown GPU");
+}
+
+TEST(ValidateCli, AProfileWithAParameterOutOfRangeIsTheCampaignsError) {
+  // Not every configuration left out as one the policy cannot plan, and a run that measures nothing.
+  nlohmann::json profile = nlohmann::json::parse(std::ifstream(MLASIM_DATA_DIR "/gpus/h100.json"));
+  profile["params"]["reduce_blocks_per_cu"]["value"] = 99;
+  const std::string gpu = temp_path("h100_bad.json");
+  write_file(gpu, profile.dump());
+  const std::string campaign = temp_path("campaign_bad_gpu.json");
+  write_file(campaign, R"({"id": "bad-gpu", "gpu": ")" + gpu + R"(", "sampling": "list", "workloads": [{"gpu": ")" + gpu +
+                           R"(", "batch": {"kind": "uniform", "count": 4, "context": 2048}, "heads": 128}],
+                           "policies": ["aiter-v1"]})");
+  expect_bad_input("validate " + campaign + " --dry-run", "gpu.params.reduce_blocks_per_cu: ");
+  std::remove(gpu.c_str());
+  std::remove(campaign.c_str());
 }
 
 }  // namespace

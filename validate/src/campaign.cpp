@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "mlasim/model/cost_model.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/json_fields.h"
 #include "mlasim/model/text_file.h"
@@ -317,6 +318,11 @@ CampaignPlan expand_campaign(const Campaign& c) {
     for (const Point& p : points) workloads.push_back(workload_at(c, p));
   }
   for (const std::string& spec : c.policies) sim::make_policy(spec);  // a bad spec is the campaign's error
+  // So is a GPU profile that does not load or holds a parameter out of range: left to each workload, it would leave
+  // every configuration out as one the policy cannot plan, and a run would measure nothing without an error.
+  std::set<std::string> profiles;
+  for (const sim::Workload& w : workloads)
+    if (profiles.insert(w.gpu).second) cost_params_for(*sim::gpu_profile(w.gpu));
   CampaignPlan plan;
   std::set<std::string> seen;
   std::map<std::string, bool> reasons;
