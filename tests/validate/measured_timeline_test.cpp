@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "mlasim/model/input_error.h"
@@ -158,6 +159,23 @@ TEST(MeasuredTimeline, BadFilesNameTheField) {
   j = good;
   j["traceEvents"] = json::array();
   EXPECT_EQ(error_field(j), "traceEvents");
+}
+
+TEST(MeasuredTimeline, AStampAtTheEventsEndReadsDespiteRounding) {
+  // As an H200 timeline has it: ts + dur is 271.96799999999996, a rounding step below the stamp 271.968.
+  const Fixture f;
+  json j = json::parse(measured_timeline_to_json(f.timeline()).dump());
+  size_t w = 0;
+  while (j["traceEvents"][w].value("cat", "") != "work") ++w;
+  j["traceEvents"][w]["ts"] = 139.552;
+  j["traceEvents"][w]["dur"] = 132.416;
+  j["traceEvents"][w]["args"]["first_kv_ts"] = 271.968;
+  const MeasuredTimeline t = measured_timeline_from_json(j);
+  const auto it = std::find_if(t.works.begin(), t.works.end(), [](const MeasuredWork& m) { return m.begin_us == 139.552; });
+  ASSERT_NE(it, t.works.end());
+  EXPECT_EQ(it->first_kv_us, it->end_us);  // the edge, not past it
+  j["traceEvents"][w]["args"]["first_kv_ts"] = 271.970;  // 2 ns past the end: a broken stamp
+  EXPECT_EQ(error_field(j), "traceEvents[" + std::to_string(w) + "].args.first_kv_ts");
 }
 
 TEST(TimelineComparison, AgreesExactlyWithThePredictionItWasMadeFrom) {

@@ -21,6 +21,7 @@ constexpr int kStage1Pid = 1;
 constexpr int kReducePid = 2;
 constexpr int kMaxCu = 1 << 16;
 constexpr double kMaxUs = 1e9;  // a 1000 s kernel: anything larger is a broken clock
+constexpr double kHalfNs = 5e-4;  // us
 
 // Chrome traces count microseconds; three decimals keep the nanosecond stamps.
 double us3(double us) { return std::round(us * 1000.0) / 1000.0; }
@@ -194,9 +195,12 @@ MeasuredTimeline measured_timeline_from_json(const json& j) {
       w.begin_us = times.begin;
       w.end_us = times.end;
       w.first_kv_us = args.real("first_kv_ts", times.begin, 0, kMaxUs);
-      if (w.first_kv_us < w.begin_us || w.first_kv_us > w.end_us)
+      // The file keeps times to the nanosecond, and ts + dur can land a rounding step beside a stamp equal to the
+      // event's end: within half a nanosecond the stamp is the event's edge.
+      if (w.first_kv_us < w.begin_us - kHalfNs || w.first_kv_us > w.end_us + kHalfNs)
         throw InputError(args.name("first_kv_ts"),
                          fmt::format("must lie in the event [{}, {}], got {}", w.begin_us, w.end_us, w.first_kv_us));
+      w.first_kv_us = std::clamp(w.first_kv_us, w.begin_us, w.end_us);
       w.request = args.integer("request", 0, 0, 1 << 30);
       w.kv_start = args.integer("kv_start", 0, 0, INT32_MAX);
       w.kv_end = args.integer("kv_end", w.kv_start, w.kv_start, INT32_MAX);

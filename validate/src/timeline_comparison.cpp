@@ -298,7 +298,8 @@ std::string timeline_comparison_text(const MeasuredTimeline& m, const TimelineCh
   if (c.measured_kernel_us > 0) {
     row("kernel time", c.measured_kernel_us, c.predicted_kernel_us, "us (measured: event-timed, plain)");
     s += fmt::format("{:<28} {:>10.2f} {:>10} {}\n", "  outside the timeline", c.measured_outside_us(), "",
-                     "us (the events' launch and drain, which no workgroup records)");
+                     "us (the median event time less the recorded launch's span: launch and drain, which no "
+                     "workgroup records; below 0 where the recorded launch ran slower than the median)");
   }
   return s;
 }

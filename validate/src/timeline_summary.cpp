@@ -143,8 +143,8 @@ std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
                      p.gap_us, p.reduce_us);
   s += "\n";
   if (p.kernel.rows > 0)
-    s += fmt::format("median event time outside the timeline: {:.2f} us (launch and drain, which the model folds "
-                     "into its fixed costs)\n",
+    s += fmt::format("median event time outside the timeline: {:.2f} us (the kernel's median event time less the "
+                     "recorded launch's span: launch and drain)\n",
                      p.outside_us);
   return s;
 }

@@ -53,7 +53,9 @@ struct TimelineComparison {
   // The kernels' event-timed time (the timeline file's, without instrumentation) and the model's kernel_us. The
   // events also hold what no workgroup records: the launch before the first and the drain after the last.
   double measured_kernel_us = 0, predicted_kernel_us = 0;
-  double measured_outside_us() const;  // measured_kernel_us - the last workgroup's end (0 when not recorded)
+  // measured_kernel_us - the recorded launch's last workgroup end (0 when not recorded): the launch and drain no
+  // workgroup records, less where the one recorded launch ran slower than the median the events give.
+  double measured_outside_us() const;
   double measured_reduce_span_us() const { return measured.reduce_us - measured.reduce_gap_us; }
   double predicted_reduce_span_us() const { return predicted.reduce_us - predicted.reduce_gap_us; }
 };
