@@ -1,5 +1,6 @@
 // mlasim report: measured against predicted time for every measurement row, with the profile as it stands.
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -31,7 +32,9 @@ struct ReportOptions {
 // line each and the errors pooled.
 void report_timeline(const ReportOptions& o) {
   const std::string gpu = o.gpu_flag && o.gpu_flag->count() > 0 ? o.measurements.gpu : std::string();
-  const std::vector<std::string> files = validate::timeline_files(o.timelines);
+  std::vector<std::string> skipped;
+  const std::vector<std::string> files = validate::timeline_files(o.timelines, &skipped);
+  for (const std::string& f : skipped) std::cerr << "note: " << f << " is not a measured timeline; left out\n";
   if (files.size() > 1 || std::filesystem::is_directory(o.timelines.front())) {
     if (o.rows) throw InputError("rows", "takes one timeline file; several are summarized one line each");
     std::vector<validate::TimelineSummaryRow> rows;

@@ -9,7 +9,7 @@
 #include "mlasim/gui/measured_lane.h"
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
-#include "mlasim/model/json_fields.h"
+#include "mlasim/validate/gzip_file.h"
 #include "mlasim/sim/metrics_format.h"
 #include "mlasim/sim/report.h"
 #include "mlasim/sim/scenario.h"
@@ -144,7 +144,7 @@ void render_scenario(const std::string& scenario_path, const std::string& out_pa
 }
 
 void render_file(const std::string& path, const std::string& out_path, const ExportOptions& options) {
-  const nlohmann::json j = read_json_file(path, "render");
+  const nlohmann::json j = validate::read_json_maybe_gzip(path, "render");  // a timeline may be gzip-compressed
   if (validate::is_measured_timeline(j))
     return export_scene(make_measured_scene(check_timeline_json(j, path)), out_path, options);
   sim::Scenario scenario;

@@ -675,7 +675,7 @@ void MainWindow::open_measurements_with_dialog() {
 
 void MainWindow::open_measured_timeline_with_dialog() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open measured timeline"), QString(),
-                                                    tr("Measured timelines (*.json);;All files (*)"));
+                                                    tr("Measured timelines (*.json *.json.gz);;All files (*)"));
   if (!path.isEmpty() && !open_measured_timeline(path)) warn(tr("Cannot open the measured timeline"));
 }
 

@@ -1,7 +1,7 @@
 #include "mlasim/gui/measured_check.h"
 
 #include "mlasim/model/input_error.h"
-#include "mlasim/model/json_fields.h"
+#include "mlasim/validate/gzip_file.h"
 
 namespace mlasim::gui {
 
@@ -17,7 +17,7 @@ MeasuredCheck check_timeline_json(const nlohmann::json& j, const std::string& pa
 }
 
 MeasuredCheck check_timeline_file(const std::string& path) {
-  return check_timeline_json(read_json_file(path, "timeline"), path);
+  return check_timeline_json(validate::read_json_maybe_gzip(path, "timeline"), path);
 }
 
 }  // namespace mlasim::gui

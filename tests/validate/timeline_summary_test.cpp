@@ -10,6 +10,7 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
+#include "mlasim/validate/gzip_file.h"
 #include "timeline_from_prediction.h"
 
 namespace mlasim::validate {
@@ -39,6 +40,7 @@ MeasuredTimeline made_timeline(const std::string& policy, double slower = 0, dou
     b.end_us += slower;
   }
   t.kernel_us = t.end_us() + outside;
+  t.instrumented_kernel_us = t.kernel_us;
   return t;
 }
 
@@ -58,18 +60,25 @@ void write_gzip(const std::string& path, const std::string& text) {
   gzclose(f);
 }
 
-TEST(TimelineFiles, ADirectoryGivesItsJsonAndGzipFilesByName) {
+TEST(TimelineFiles, ADirectoryGivesItsTimelinesByName) {
   const std::string dir = fresh_dir("timeline_files");
-  write_text(dir + "/b.json", "{}");
-  write_text(dir + "/a.json.gz", "");
+  const std::string timeline = measured_timeline_to_json(made_timeline("aiter-v1")).dump();
+  write_text(dir + "/b.json", timeline);
+  write_gzip(dir + "/a.json.gz", timeline);
+  write_text(dir + "/predictions.json", "[]");  // JSON, not a timeline: left out and named
   write_text(dir + "/notes.txt", "");
   fs::create_directories(dir + "/sub.json");  // a directory is not a timeline, whatever its name
-  const std::vector<std::string> files = timeline_files({dir, dir + "/notes.txt"});
+  std::vector<std::string> skipped;
+  const std::vector<std::string> files = timeline_files({dir, dir + "/notes.txt"}, &skipped);
   ASSERT_EQ(files.size(), 3u);
   EXPECT_EQ(fs::path(files[0]).filename(), "a.json.gz");
   EXPECT_EQ(fs::path(files[1]).filename(), "b.json");
   EXPECT_EQ(fs::path(files[2]).filename(), "notes.txt");  // a file named as it is
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(fs::path(skipped[0]).filename(), "predictions.json");
 
+  write_text(dir + "/broken.json", "{");  // a directory's file that is not JSON is an error, not skipped
+  EXPECT_THROW(timeline_files({dir}), InputError);
   EXPECT_THROW(timeline_files({dir + "/missing.json"}), InputError);
   const std::string empty = fresh_dir("timeline_files_empty");
   try {
@@ -77,7 +86,7 @@ TEST(TimelineFiles, ADirectoryGivesItsJsonAndGzipFilesByName) {
     FAIL() << "a directory without timelines is refused";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "timeline");
-    EXPECT_NE(std::string(e.what()).find("holds no timeline"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("holds no measured timeline"), std::string::npos) << e.what();
   }
 }
 
@@ -94,6 +103,15 @@ TEST(TimelineFiles, AGzipTimelineReadsAsItsText) {
 
   write_text(dir + "/broken.json.gz", std::string("\x1f\x8b\x08\x00garbage", 11));
   EXPECT_THROW(load_measured_timeline(dir + "/broken.json.gz"), InputError);
+
+  // Two gzip members one after the other (pigz, bgzip, `cat a.gz b.gz`) read as their texts joined.
+  const size_t half = text.size() / 2;
+  write_gzip(dir + "/first.gz", text.substr(0, half));
+  write_gzip(dir + "/second.gz", text.substr(half));
+  std::ifstream first(dir + "/first.gz", std::ios::binary), second(dir + "/second.gz", std::ios::binary);
+  std::ofstream(dir + "/members.json.gz", std::ios::binary) << first.rdbuf() << second.rdbuf();
+  EXPECT_EQ(read_maybe_gzip(dir + "/members.json.gz", "timeline"), text);
+  EXPECT_EQ(load_measured_timeline(dir + "/members.json.gz").works.size(), t.works.size());
 }
 
 TEST(TimelineSummary, SaysWhichPartTheModelMisses) {
@@ -106,6 +124,7 @@ TEST(TimelineSummary, SaysWhichPartTheModelMisses) {
     b.end_us += 2;
   }
   split.kernel_us = split.end_us() + 5;
+  split.instrumented_kernel_us = split.kernel_us;
   write_text(dir + "/a.json", measured_timeline_to_json(made_timeline("aiter-v1", 3, 5)).dump());
   write_text(dir + "/b.json", measured_timeline_to_json(split).dump());
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <zlib.h>
 
 #include "mlasim/model/input_error.h"
@@ -14,6 +15,7 @@ std::string read_maybe_gzip(const std::string& path, const std::string& field) {
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
     return bytes;
+  if (bytes.size() > std::numeric_limits<uInt>::max()) throw InputError(field, path + ": a gzip file over 4 GiB");
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw InputError(field, path + ": cannot start gzip decompression");
   std::string out;
@@ -21,7 +23,14 @@ std::string read_maybe_gzip(const std::string& path, const std::string& field) {
   z.avail_in = static_cast<uInt>(bytes.size());
   char buffer[1 << 16];
   int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
+  while (true) {
+    if (rc == Z_STREAM_END) {  // one member done: another may follow it
+      if (z.avail_in == 0) break;
+      if (inflateReset(&z) != Z_OK) {
+        inflateEnd(&z);
+        throw InputError(field, path + ": cannot go on to the next gzip member");
+      }
+    }
     z.next_out = reinterpret_cast<Bytef*>(buffer);
     z.avail_out = sizeof buffer;
     rc = inflate(&z, Z_NO_FLUSH);
@@ -42,6 +51,15 @@ std::string read_maybe_gzip(const std::string& path, const std::string& field) {
   }
   inflateEnd(&z);
   return out;
+}
+
+nlohmann::json read_json_maybe_gzip(const std::string& path, const std::string& field) {
+  const std::string text = read_maybe_gzip(path, field);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(field, path + ": not valid JSON (" + e.what() + ")");
+  }
 }
 
 }  // namespace mlasim::validate

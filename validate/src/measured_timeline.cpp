@@ -41,7 +41,7 @@ ordered_json complete_event(const std::string& name, const char* cat, int pid, i
           {"pid", pid},
           {"tid", tid},
           {"ts", us3(begin)},
-          {"dur", us3(end - begin)},
+          {"dur", us3(us3(end) - us3(begin))},  // so ts + dur is the end as written, to a rounding step
           {"args", std::move(args)}};
 }
 
@@ -227,13 +227,7 @@ MeasuredTimeline measured_timeline_from_json(const json& j) {
 }
 
 MeasuredTimeline load_measured_timeline(const std::string& path) {
-  const std::string text = read_maybe_gzip(path, "timeline");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError("timeline", path + ": not valid JSON (" + e.what() + ")");
-  }
+  const json j = read_json_maybe_gzip(path, "timeline");
   try {
     return measured_timeline_from_json(j);
   } catch (const InputError& e) {

@@ -107,7 +107,8 @@ double WorkComparison::duration_error_pct() const {
 double WorkComparison::start_error_us() const { return predicted_begin_us - measured_begin_us; }
 
 double TimelineComparison::measured_outside_us() const {
-  return measured_kernel_us > 0 ? measured_kernel_us - (measured.stage1_us + measured.reduce_us) : 0.0;
+  const double events = measured_instrumented_kernel_us > 0 ? measured_instrumented_kernel_us : measured_kernel_us;
+  return events > 0 ? events - (measured.stage1_us + measured.reduce_us) : 0.0;
 }
 
 TimelineComparison compare_timelines(const MeasuredTimeline& measured, const sim::Prediction& prediction, int gpu_cus) {
@@ -192,6 +193,7 @@ TimelineComparison compare_timelines(const MeasuredTimeline& measured, const sim
     c.predicted.reduce_gap_us = tl.reduce_us;  // the stage gap before the end: no reduce, all of it gap
   }
   c.measured_kernel_us = measured.kernel_us;
+  c.measured_instrumented_kernel_us = measured.instrumented_kernel_us;
   c.predicted_kernel_us = prediction.metrics.kernel_us;
   return c;
 }
@@ -286,7 +288,7 @@ std::string timeline_comparison_text(const MeasuredTimeline& m, const TimelineCh
   row("stage 1", c.measured.stage1_us, c.predicted.stage1_us, "us");
   row("stage-1 tail", c.measured.tail_us, c.predicted.tail_us, "us (last end - median CU end)");
   row("after stage 1 (reduce)", c.measured.reduce_us, c.predicted.reduce_us, "us (to the last reduce end)");
-  if (c.measured.reduce_us > 0 || c.predicted.reduce_us > 0) {
+  if (c.measured.reduce_us > 0 || c.predicted_reduce_span_us() > 0) {
     row("  gap before the reduce", c.measured.reduce_gap_us, c.predicted.reduce_gap_us,
         "us (stage-1 end to the first reduce start)");
     row("  the reduce itself", c.measured_reduce_span_us(), c.predicted_reduce_span_us(),
@@ -298,8 +300,8 @@ std::string timeline_comparison_text(const MeasuredTimeline& m, const TimelineCh
   if (c.measured_kernel_us > 0) {
     row("kernel time", c.measured_kernel_us, c.predicted_kernel_us, "us (measured: event-timed, plain)");
     s += fmt::format("{:<28} {:>10.2f} {:>10} {}\n", "  outside the timeline", c.measured_outside_us(), "",
-                     "us (the median event time less the recorded launch's span: launch and drain, which no "
-                     "workgroup records; below 0 where the recorded launch ran slower than the median)");
+                     "us (the instrumented launches' median event time less the recorded launch's span: launch "
+                     "and drain, which no workgroup records; below 0 where the recorded launch ran slower)");
   }
   return s;
 }

@@ -7,6 +7,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/median.h"
 #include "mlasim/sim/workload.h"
+#include "mlasim/validate/gzip_file.h"
 
 namespace mlasim::validate {
 namespace {
@@ -59,24 +60,34 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
   return p;
 }
 
-nlohmann::ordered_json stats_json(const ErrorStats& s) {
+nlohmann::ordered_json summary_stats_json(const ErrorStats& s) {
   return {{"count", s.rows},         {"mape_pct", s.mape_pct}, {"p50_pct", s.p50_pct},
           {"p90_pct", s.p90_pct},    {"max_pct", s.max_pct},   {"mean_signed_pct", s.mean_signed_pct}};
 }
 
 }  // namespace
 
-std::vector<std::string> timeline_files(const std::vector<std::string>& paths) {
+std::vector<std::string> timeline_files(const std::vector<std::string>& paths, std::vector<std::string>* skipped) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   for (const std::string& path : paths) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
+      std::vector<std::string> named;
+      fs::directory_iterator it(path, ec);
+      if (ec) throw InputError("timeline", path + ": cannot list (" + ec.message() + ")");
+      for (const fs::directory_entry& e : it)
+        if (e.is_regular_file(ec) && is_timeline_name(e.path().filename().string())) named.push_back(e.path().string());
+      std::sort(named.begin(), named.end());
       std::vector<std::string> found;
-      for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
-        if (e.is_regular_file(ec) && is_timeline_name(e.path().filename().string())) found.push_back(e.path().string());
-      if (found.empty()) throw InputError("timeline", path + ": holds no timeline (*.json, *.json.gz)");
-      std::sort(found.begin(), found.end());
+      for (const std::string& f : named) {
+        if (is_measured_timeline(read_json_maybe_gzip(f, "timeline")))
+          found.push_back(f);
+        else if (skipped)
+          skipped->push_back(f);
+      }
+      if (found.empty())
+        throw InputError("timeline", path + ": holds no measured timeline (*.json, *.json.gz; not searched recursively)");
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::exists(path, ec)) {
       files.push_back(path);
@@ -114,17 +125,17 @@ TimelineSummaryRow summarize_timeline(const std::string& path, const std::string
 
 std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
   std::string s = fmt::format(
-      "{:<30} {:<24} {:>5} | {:>15} {:>6} | {:>15} | {:>11} | {:>11} | {:>15} {:>6} | {:>7}\n", "workload", "policy",
+      "{:<30} {:<24} {:>5} | {:>15} {:>6} | {:>15} | {:>11} | {:>13} | {:>15} {:>6} | {:>7}\n", "workload", "policy",
       "works", "work m / p", "err %", "stage 1 m / p", "gap m / p", "reduce m / p", "kernel m / p", "err %", "outside");
   for (const TimelineSummaryRow& r : rows) {
     const TimelineComparison& c = r.comparison;
-    const bool reduce = c.measured.reduce_us > 0 || c.predicted.reduce_us > 0;
+    const bool reduce = c.measured.reduce_us > 0 || c.predicted_reduce_span_us() > 0;  // else a stage gap alone
     s += fmt::format("{:<30} {:<24} {:>5} | {:>7.2f} {:>7.2f} {:>+6.1f} | {:>7.2f} {:>7.2f} | ", r.workload, r.policy,
                      c.works.size(), r.measured_work_us, r.predicted_work_us,
                      percent(r.predicted_work_us, r.measured_work_us), c.measured.stage1_us, c.predicted.stage1_us);
-    s += reduce ? fmt::format("{:>5.2f} {:>5.2f} | {:>5.2f} {:>5.2f} | ", c.measured.reduce_gap_us,
+    s += reduce ? fmt::format("{:>5.2f} {:>5.2f} | {:>6.2f} {:>6.2f} | ", c.measured.reduce_gap_us,
                               c.predicted.reduce_gap_us, c.measured_reduce_span_us(), c.predicted_reduce_span_us())
-                : fmt::format("{:>11} | {:>11} | ", "-", "-");
+                : fmt::format("{:>11} | {:>13} | ", "-", "-");
     s += c.measured_kernel_us > 0
              ? fmt::format("{:>7.2f} {:>7.2f} {:>+6.1f} | {:>7.2f}\n", c.measured_kernel_us, c.predicted_kernel_us,
                            percent(c.predicted_kernel_us, c.measured_kernel_us), c.measured_outside_us())
@@ -143,8 +154,8 @@ std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
                      p.gap_us, p.reduce_us);
   s += "\n";
   if (p.kernel.rows > 0)
-    s += fmt::format("median event time outside the timeline: {:.2f} us (the kernel's median event time less the "
-                     "recorded launch's span: launch and drain)\n",
+    s += fmt::format("median event time outside the timeline: {:.2f} us (the instrumented launches' median event "
+                     "time less the recorded launch's span: launch and drain)\n",
                      p.outside_us);
   return s;
 }
@@ -167,14 +178,14 @@ nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRo
                     {"reduce_span_us", part(c.measured_reduce_span_us(), c.predicted_reduce_span_us())},
                     {"kernel_us", part(c.measured_kernel_us, c.predicted_kernel_us)},
                     {"measured_outside_us", c.measured_outside_us()},
-                    {"work_duration_error", stats_json(c.duration)}});
+                    {"work_duration_error", summary_stats_json(c.duration)}});
   }
   const Pooled p = pool(rows);
   return {{"timelines", list},
           {"pooled",
            {{"works", p.works},
-            {"work_duration_error", stats_json(p.work_duration)},
-            {"kernel_error", stats_json(p.kernel)},
+            {"work_duration_error", summary_stats_json(p.work_duration)},
+            {"kernel_error", summary_stats_json(p.kernel)},
             {"median_difference_us",
              {{"work", p.work_us},
               {"stage1", p.stage1_us},

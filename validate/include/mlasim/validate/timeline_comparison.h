@@ -53,8 +53,10 @@ struct TimelineComparison {
   // The kernels' event-timed time (the timeline file's, without instrumentation) and the model's kernel_us. The
   // events also hold what no workgroup records: the launch before the first and the drain after the last.
   double measured_kernel_us = 0, predicted_kernel_us = 0;
-  // measured_kernel_us - the recorded launch's last workgroup end (0 when not recorded): the launch and drain no
-  // workgroup records, less where the one recorded launch ran slower than the median the events give.
+  double measured_instrumented_kernel_us = 0;  // the event-timed median of the instrumented launches
+  // The instrumented launches' event time (else the plain one) less the recorded launch's last workgroup end (0
+  // when neither is recorded): the launch and drain no workgroup records, less where the one recorded launch ran
+  // slower than the median.
   double measured_outside_us() const;
   double measured_reduce_span_us() const { return measured.reduce_us - measured.reduce_gap_us; }
   double predicted_reduce_span_us() const { return predicted.reduce_us - predicted.reduce_gap_us; }

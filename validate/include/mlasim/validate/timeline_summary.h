@@ -20,9 +20,12 @@ struct TimelineSummaryRow {
   double measured_work_us = 0, predicted_work_us = 0;  // median work duration
 };
 
-// The timeline files `paths` name: a file as it is, a directory as its *.json and *.json.gz files, by name.
-// InputError("timeline", ...) for a path that does not exist or a directory without such files.
-std::vector<std::string> timeline_files(const std::vector<std::string>& paths);
+// The timeline files `paths` name: a file as it is, a directory as its *.json and *.json.gz files that are measured
+// timelines, by name (not searched recursively); `skipped` gets a directory's other JSON files (a step's
+// predictions.json, a scenario). InputError("timeline", ...) for a path that does not exist, a directory that cannot
+// be listed or holds no timeline, and a directory's file that cannot be read as JSON.
+std::vector<std::string> timeline_files(const std::vector<std::string>& paths,
+                                        std::vector<std::string>* skipped = nullptr);
 
 // Loads `path` and checks it against the model (check_measured_timeline: on `gpu`, or the timeline's own).
 TimelineSummaryRow summarize_timeline(const std::string& path, const std::string& gpu = "");
