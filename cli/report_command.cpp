@@ -24,7 +24,7 @@ struct ReportOptions {
   bool rows = false;
   int held_out_every = 0;
   std::vector<std::string> timelines;  // files or directories
-  std::string repeat;  // a second session of the same configurations
+  std::string repeat;                  // a second session of the same configurations
   CLI::Option* gpu_flag = nullptr;
 };
 

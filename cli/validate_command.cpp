@@ -52,8 +52,8 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
                       {"predicted_kernel_us", kernel_us},
                       {"estimated_seconds", seconds}});
     } else {
-      text += fmt::format("{}  {:<36} {:<44} {:>10.1f} us\n", config.id, sim::workload_label(config.workload), config.policy,
-                          kernel_us);
+      text += fmt::format("{}  {:<36} {:<44} {:>10.1f} us\n", config.id, sim::workload_label(config.workload),
+                          config.policy, kernel_us);
     }
   }
   if (format == "json") {
@@ -88,9 +88,10 @@ void dry_run(const validate::Campaign& c, const validate::CampaignPlan& plan, co
 std::string left_out_note(const validate::CampaignPlan& plan) {
   const int left_out = plan.left_out_kv + plan.left_out_unplannable + plan.left_out_unrunnable;
   if (left_out == 0) return "";
-  return fmt::format("; {} configurations left out ({} over max_kv_bytes, {} the policy cannot plan, {} our kernels "
-                     "cannot run as planned; --dry-run says why)",
-                     left_out, plan.left_out_kv, plan.left_out_unplannable, plan.left_out_unrunnable);
+  return fmt::format(
+      "; {} configurations left out ({} over max_kv_bytes, {} the policy cannot plan, {} our kernels "
+      "cannot run as planned; --dry-run says why)",
+      left_out, plan.left_out_kv, plan.left_out_unplannable, plan.left_out_unrunnable);
 }
 
 void write_stream_read(const std::vector<validate::StreamReadPoint>& points, const validate::Campaign& c,

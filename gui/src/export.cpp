@@ -9,10 +9,10 @@
 #include "mlasim/gui/measured_lane.h"
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
-#include "mlasim/validate/gzip_file.h"
 #include "mlasim/sim/metrics_format.h"
 #include "mlasim/sim/report.h"
 #include "mlasim/sim/scenario.h"
+#include "mlasim/validate/gzip_file.h"
 
 namespace mlasim::gui {
 namespace {

@@ -271,8 +271,8 @@ std::string context_label(const std::vector<int>& kv_lens) {
 std::string workload_label(const Workload& w) {
   const std::vector<int> lens = w.batch.lengths();
   return "b" + std::to_string(lens.size()) + "x" + context_label(lens) + " h" + std::to_string(w.heads) + " q" +
-         std::to_string(w.qlen) + " " + std::string(dtype_name(w.kv_dtype)) + " p" + std::to_string(w.page_size) + " c" +
-         std::to_string(w.clusters);
+         std::to_string(w.qlen) + " " + std::string(dtype_name(w.kv_dtype)) + " p" + std::to_string(w.page_size) +
+         " c" + std::to_string(w.clusters);
 }
 
 }  // namespace mlasim::sim

@@ -110,7 +110,8 @@ TEST(ValidateCli, AProfileWithAParameterOutOfRangeIsTheCampaignsError) {
   const std::string gpu = temp_path("h100_bad.json");
   write_file(gpu, profile.dump());
   const std::string campaign = temp_path("campaign_bad_gpu.json");
-  write_file(campaign, R"({"id": "bad-gpu", "gpu": ")" + gpu + R"(", "sampling": "list", "workloads": [{"gpu": ")" + gpu +
+  write_file(campaign, R"({"id": "bad-gpu", "gpu": ")" + gpu + R"(", "sampling": "list", "workloads": [{"gpu": ")" +
+                           gpu +
                            R"(", "batch": {"kind": "uniform", "count": 4, "context": 2048}, "heads": 128}],
                            "policies": ["aiter-v1"]})");
   expect_bad_input("validate " + campaign + " --dry-run", "gpu.params.reduce_blocks_per_cu: ");

@@ -54,7 +54,8 @@ TEST(TimelineCli, ADirectoryIsOneLinePerTimelineAndTheErrorsPooled) {
   EXPECT_NE(r.out.find("median event time outside the timeline"), std::string::npos) << r.out;
   EXPECT_EQ(line_count(r.out), 1u + 24u + 6u) << r.out;  // header, a line each, the pooled lines
 
-  const CliResult j = run_cli("report --format json --timeline " + kShortWorks + "/c8a526101160cbd91.json.gz " + kTimeline);
+  const CliResult j =
+      run_cli("report --format json --timeline " + kShortWorks + "/c8a526101160cbd91.json.gz " + kTimeline);
   ASSERT_EQ(j.code, 0) << j.err;
   const nlohmann::json s = nlohmann::json::parse(j.out);
   ASSERT_EQ(s.at("timelines").size(), 2u);

@@ -171,9 +171,10 @@ TEST(MeasuredTimeline, AStampAtTheEventsEndReadsDespiteRounding) {
   j["traceEvents"][w]["dur"] = 132.416;
   j["traceEvents"][w]["args"]["first_kv_ts"] = 271.968;
   const MeasuredTimeline t = measured_timeline_from_json(j);
-  const auto it = std::find_if(t.works.begin(), t.works.end(), [](const MeasuredWork& m) { return m.begin_us == 139.552; });
+  const auto it =
+      std::find_if(t.works.begin(), t.works.end(), [](const MeasuredWork& m) { return m.begin_us == 139.552; });
   ASSERT_NE(it, t.works.end());
-  EXPECT_EQ(it->first_kv_us, it->end_us);  // the edge, not past it
+  EXPECT_EQ(it->first_kv_us, it->end_us);                // the edge, not past it
   j["traceEvents"][w]["args"]["first_kv_ts"] = 271.970;  // 2 ns past the end: a broken stamp
   EXPECT_EQ(error_field(j), "traceEvents[" + std::to_string(w) + "].args.first_kv_ts");
 }

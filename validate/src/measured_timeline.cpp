@@ -20,7 +20,7 @@ constexpr const char* kFormat = "mlasim-measured-timeline-1";
 constexpr int kStage1Pid = 1;
 constexpr int kReducePid = 2;
 constexpr int kMaxCu = 1 << 16;
-constexpr double kMaxUs = 1e9;  // a 1000 s kernel: anything larger is a broken clock
+constexpr double kMaxUs = 1e9;    // a 1000 s kernel: anything larger is a broken clock
 constexpr double kHalfNs = 5e-4;  // us
 
 // Chrome traces count microseconds; three decimals keep the nanosecond stamps.

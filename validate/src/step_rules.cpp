@@ -24,8 +24,8 @@ const std::vector<std::string>& step_classes() {
 void check_step_class(const std::string& name, const std::string& field, const std::string& other_forms) {
   const auto& c = step_classes();
   if (std::find(c.begin(), c.end(), name) != c.end()) return;
-  throw InputError(field, "must be a step class (" + join_names(c) + ")" + (other_forms.empty() ? "" : " or " + other_forms) +
-                              ", got '" + name + "'");
+  throw InputError(field, "must be a step class (" + join_names(c) + ")" +
+                              (other_forms.empty() ? "" : " or " + other_forms) + ", got '" + name + "'");
 }
 
 std::string BatchFromGrid::describe() const {

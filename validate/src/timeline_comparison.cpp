@@ -214,8 +214,8 @@ TimelineCheck check_measured_timeline(const MeasuredTimeline& measured, const st
 namespace {
 
 nlohmann::ordered_json facts_json(const TimelineFacts& f) {
-  return {{"stage1_us", f.stage1_us},         {"reduce_us", f.reduce_us},         {"reduce_gap_us", f.reduce_gap_us},
-          {"tail_us", f.tail_us},             {"mean_fixed_us", f.mean_fixed_us}, {"idle_fraction", f.idle_fraction},
+  return {{"stage1_us", f.stage1_us},  {"reduce_us", f.reduce_us},         {"reduce_gap_us", f.reduce_gap_us},
+          {"tail_us", f.tail_us},      {"mean_fixed_us", f.mean_fixed_us}, {"idle_fraction", f.idle_fraction},
           {"active_cus", f.active_cus}};
 }
 

@@ -61,8 +61,8 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
 }
 
 nlohmann::ordered_json summary_stats_json(const ErrorStats& s) {
-  return {{"count", s.rows},         {"mape_pct", s.mape_pct}, {"p50_pct", s.p50_pct},
-          {"p90_pct", s.p90_pct},    {"max_pct", s.max_pct},   {"mean_signed_pct", s.mean_signed_pct}};
+  return {{"count", s.rows},      {"mape_pct", s.mape_pct}, {"p50_pct", s.p50_pct},
+          {"p90_pct", s.p90_pct}, {"max_pct", s.max_pct},   {"mean_signed_pct", s.mean_signed_pct}};
 }
 
 }  // namespace
@@ -87,7 +87,8 @@ std::vector<std::string> timeline_files(const std::vector<std::string>& paths, s
           skipped->push_back(f);
       }
       if (found.empty())
-        throw InputError("timeline", path + ": holds no measured timeline (*.json, *.json.gz; not searched recursively)");
+        throw InputError("timeline",
+                         path + ": holds no measured timeline (*.json, *.json.gz; not searched recursively)");
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::exists(path, ec)) {
       files.push_back(path);
@@ -124,9 +125,9 @@ TimelineSummaryRow summarize_timeline(const std::string& path, const std::string
 }
 
 std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
-  std::string s = fmt::format(
-      "{:<30} {:<24} {:>5} | {:>15} {:>6} | {:>15} | {:>11} | {:>13} | {:>15} {:>6} | {:>7}\n", "workload", "policy",
-      "works", "work m / p", "err %", "stage 1 m / p", "gap m / p", "reduce m / p", "kernel m / p", "err %", "outside");
+  std::string s = fmt::format("{:<30} {:<24} {:>5} | {:>15} {:>6} | {:>15} | {:>11} | {:>13} | {:>15} {:>6} | {:>7}\n",
+                              "workload", "policy", "works", "work m / p", "err %", "stage 1 m / p", "gap m / p",
+                              "reduce m / p", "kernel m / p", "err %", "outside");
   for (const TimelineSummaryRow& r : rows) {
     const TimelineComparison& c = r.comparison;
     const bool reduce = c.measured.reduce_us > 0 || c.predicted_reduce_span_us() > 0;  // else a stage gap alone
@@ -154,9 +155,10 @@ std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
                      p.gap_us, p.reduce_us);
   s += "\n";
   if (p.kernel.rows > 0)
-    s += fmt::format("median event time outside the timeline: {:.2f} us (the instrumented launches' median event "
-                     "time less the recorded launch's span: launch and drain)\n",
-                     p.outside_us);
+    s += fmt::format(
+        "median event time outside the timeline: {:.2f} us (the instrumented launches' median event "
+        "time less the recorded launch's span: launch and drain)\n",
+        p.outside_us);
   return s;
 }
 

@@ -153,8 +153,8 @@ bool has_stream_kernel(const CostParams& params);
 double stream_write_tbps_of(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
-// matrix_efficiency <= 1, grid_occupancy 1..64, reduce_blocks_per_cu and reduce_wide_blocks_per_cu 0..64, bw_knee and compute_overlap_n 0 or 1..64, reread_fraction 0..1,
-// grid_stream_factor in (0, 4]; unset class values are fine).
+// matrix_efficiency <= 1, grid_occupancy 1..64, reduce_blocks_per_cu and reduce_wide_blocks_per_cu 0..64, bw_knee and
+// compute_overlap_n 0 or 1..64, reread_fraction 0..1, grid_stream_factor in (0, 4]; unset class values are fine).
 void validate_cost_params(const CostParams& p);
 
 }  // namespace mlasim
