@@ -33,16 +33,16 @@ struct ReportOptions {
 void report_timeline(const ReportOptions& o) {
   const std::string gpu = o.gpu_flag && o.gpu_flag->count() > 0 ? o.measurements.gpu : std::string();
   std::vector<std::string> skipped;
-  const std::vector<std::string> files = validate::timeline_files(o.timelines, &skipped);
+  const std::vector<validate::TimelineFile> files = validate::load_timeline_files(o.timelines, &skipped);
   for (const std::string& f : skipped) std::cerr << "note: " << f << " is not a measured timeline; left out\n";
   if (files.size() > 1 || std::filesystem::is_directory(o.timelines.front())) {
     if (o.rows) throw InputError("rows", "takes one timeline file; several are summarized one line each");
     std::vector<validate::TimelineSummaryRow> rows;
-    for (const std::string& f : files) rows.push_back(validate::summarize_timeline(f, gpu));
+    for (const validate::TimelineFile& f : files) rows.push_back(validate::summarize_timeline(f, gpu));
     if (o.format == "json") return write_stdout(validate::timeline_summary_json(rows).dump(2) + "\n");
     return write_stdout(validate::timeline_summary_text(rows));
   }
-  const validate::MeasuredTimeline t = validate::load_measured_timeline(files.front());
+  const validate::MeasuredTimeline& t = files.front().timeline;
   const validate::TimelineCheck check = validate::check_measured_timeline(t, gpu);
   if (o.format == "json") return write_stdout(validate::timeline_comparison_json(t, check, true).dump(2) + "\n");
   write_stdout(validate::timeline_comparison_text(t, check, o.rows));

@@ -12,7 +12,10 @@ namespace mlasim {
 using nlohmann::json;
 
 json read_json_file(const std::string& path, const std::string& field) {
-  const std::string text = read_text_file(path, field);
+  return parse_json_text(read_text_file(path, field), path, field);
+}
+
+json parse_json_text(const std::string& text, const std::string& path, const std::string& field) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double ("2e766")

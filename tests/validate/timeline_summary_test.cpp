@@ -67,22 +67,32 @@ TEST(TimelineFiles, ADirectoryGivesItsTimelinesByName) {
   write_gzip(dir + "/a.json.gz", timeline);
   write_text(dir + "/predictions.json", "[]");  // JSON, not a timeline: left out and named
   write_text(dir + "/notes.txt", "");
+  const std::string elsewhere = fresh_dir("timeline_files_elsewhere");
+  write_text(elsewhere + "/timeline.txt", timeline);
   fs::create_directories(dir + "/sub.json");  // a directory is not a timeline, whatever its name
   std::vector<std::string> skipped;
-  const std::vector<std::string> files = timeline_files({dir, dir + "/notes.txt"}, &skipped);
+  const std::vector<TimelineFile> files = load_timeline_files({dir, elsewhere + "/timeline.txt"}, &skipped);
   ASSERT_EQ(files.size(), 3u);
-  EXPECT_EQ(fs::path(files[0]).filename(), "a.json.gz");
-  EXPECT_EQ(fs::path(files[1]).filename(), "b.json");
-  EXPECT_EQ(fs::path(files[2]).filename(), "notes.txt");  // a file named as it is
+  EXPECT_EQ(fs::path(files[0].path).filename(), "a.json.gz");
+  EXPECT_EQ(fs::path(files[1].path).filename(), "b.json");
+  EXPECT_EQ(fs::path(files[2].path).filename(), "timeline.txt");  // a file named is read whatever its name
+  for (const TimelineFile& f : files) EXPECT_EQ(f.timeline.works.size(), made_timeline("aiter-v1").works.size());
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_EQ(fs::path(skipped[0]).filename(), "predictions.json");
 
+  try {  // a file named that is no timeline is an error naming it
+    load_timeline_files({dir + "/notes.txt"});
+    FAIL() << "an empty file is not a timeline";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "timeline");
+    EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
+  }
   write_text(dir + "/broken.json", "{");  // a directory's file that is not JSON is an error, not skipped
-  EXPECT_THROW(timeline_files({dir}), InputError);
-  EXPECT_THROW(timeline_files({dir + "/missing.json"}), InputError);
+  EXPECT_THROW(load_timeline_files({dir}), InputError);
+  EXPECT_THROW(load_timeline_files({dir + "/missing.json"}), InputError);
   const std::string empty = fresh_dir("timeline_files_empty");
   try {
-    timeline_files({empty});
+    load_timeline_files({empty});
     FAIL() << "a directory without timelines is refused";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "timeline");
@@ -129,7 +139,7 @@ TEST(TimelineSummary, SaysWhichPartTheModelMisses) {
   write_text(dir + "/b.json", measured_timeline_to_json(split).dump());
 
   std::vector<TimelineSummaryRow> rows;
-  for (const std::string& f : timeline_files({dir})) rows.push_back(summarize_timeline(f));
+  for (const TimelineFile& f : load_timeline_files({dir})) rows.push_back(summarize_timeline(f));
   ASSERT_EQ(rows.size(), 2u);
   const TimelineSummaryRow& unsplit = rows[0];
   EXPECT_EQ(unsplit.workload, "b24x2048 h128 q1 bf16 p64 c0");
@@ -163,7 +173,7 @@ TEST(TimelineSummary, AFileThatIsNoTimelineIsNamed) {
   const std::string dir = fresh_dir("timeline_summary_bad");
   write_text(dir + "/scenario.json", R"({"name": "not a timeline"})");
   try {
-    summarize_timeline(dir + "/scenario.json");
+    load_timeline_files({dir + "/scenario.json"});
     FAIL() << "a scenario is not a timeline";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "timeline");

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/json_fields.h"
 
 namespace mlasim::validate {
 
@@ -54,12 +55,7 @@ std::string read_maybe_gzip(const std::string& path, const std::string& field) {
 }
 
 nlohmann::json read_json_maybe_gzip(const std::string& path, const std::string& field) {
-  const std::string text = read_maybe_gzip(path, field);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(field, path + ": not valid JSON (" + e.what() + ")");
-  }
+  return parse_json_text(read_maybe_gzip(path, field), path, field);
 }
 
 }  // namespace mlasim::validate

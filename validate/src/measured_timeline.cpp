@@ -227,12 +227,7 @@ MeasuredTimeline measured_timeline_from_json(const json& j) {
 }
 
 MeasuredTimeline load_measured_timeline(const std::string& path) {
-  const json j = read_json_maybe_gzip(path, "timeline");
-  try {
-    return measured_timeline_from_json(j);
-  } catch (const InputError& e) {
-    throw InputError("timeline", path + ": " + e.what());
-  }
+  return parse_file_json(read_json_maybe_gzip(path, "timeline"), path, "timeline", measured_timeline_from_json);
 }
 
 }  // namespace mlasim::validate

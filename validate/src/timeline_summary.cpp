@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/json_fields.h"
 #include "mlasim/model/median.h"
 #include "mlasim/sim/workload.h"
 #include "mlasim/validate/gzip_file.h"
@@ -12,11 +13,10 @@
 namespace mlasim::validate {
 namespace {
 
-bool is_timeline_name(const std::string& name) {
-  const auto ends_with = [&name](const std::string& tail) {
-    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return ends_with(".json") || ends_with(".json.gz");
+bool is_timeline_name(const std::string& name) { return name.ends_with(".json") || name.ends_with(".json.gz"); }
+
+TimelineFile timeline_file(const nlohmann::json& j, const std::string& path) {
+  return {path, parse_file_json(j, path, "timeline", measured_timeline_from_json)};
 }
 
 double percent(double predicted, double measured) { return measured > 0 ? 100.0 * (predicted / measured - 1.0) : 0.0; }
@@ -67,9 +67,10 @@ nlohmann::ordered_json summary_stats_json(const ErrorStats& s) {
 
 }  // namespace
 
-std::vector<std::string> timeline_files(const std::vector<std::string>& paths, std::vector<std::string>* skipped) {
+std::vector<TimelineFile> load_timeline_files(const std::vector<std::string>& paths,
+                                              std::vector<std::string>* skipped) {
   namespace fs = std::filesystem;
-  std::vector<std::string> files;
+  std::vector<TimelineFile> files;
   for (const std::string& path : paths) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
@@ -79,19 +80,19 @@ std::vector<std::string> timeline_files(const std::vector<std::string>& paths, s
       for (const fs::directory_entry& e : it)
         if (e.is_regular_file(ec) && is_timeline_name(e.path().filename().string())) named.push_back(e.path().string());
       std::sort(named.begin(), named.end());
-      std::vector<std::string> found;
+      const size_t before = files.size();
       for (const std::string& f : named) {
-        if (is_measured_timeline(read_json_maybe_gzip(f, "timeline")))
-          found.push_back(f);
+        const nlohmann::json j = read_json_maybe_gzip(f, "timeline");
+        if (is_measured_timeline(j))
+          files.push_back(timeline_file(j, f));
         else if (skipped)
           skipped->push_back(f);
       }
-      if (found.empty())
+      if (files.size() == before)
         throw InputError("timeline",
                          path + ": holds no measured timeline (*.json, *.json.gz; not searched recursively)");
-      files.insert(files.end(), found.begin(), found.end());
     } else if (fs::exists(path, ec)) {
-      files.push_back(path);
+      files.push_back(timeline_file(read_json_maybe_gzip(path, "timeline"), path));
     } else {
       throw InputError("timeline", path + ": does not exist");
     }
@@ -99,17 +100,17 @@ std::vector<std::string> timeline_files(const std::vector<std::string>& paths, s
   return files;
 }
 
-TimelineSummaryRow summarize_timeline(const std::string& path, const std::string& gpu) {
-  const MeasuredTimeline t = load_measured_timeline(path);
+TimelineSummaryRow summarize_timeline(const TimelineFile& file, const std::string& gpu) {
+  const MeasuredTimeline& t = file.timeline;
   TimelineCheck check = [&] {
     try {
       return check_measured_timeline(t, gpu);
     } catch (const InputError& e) {  // name the file among many
-      throw InputError("timeline", path + ": " + e.what());
+      throw InputError("timeline", file.path + ": " + e.what());
     }
   }();
   TimelineSummaryRow r;
-  r.file = std::filesystem::path(path).filename().string();
+  r.file = std::filesystem::path(file.path).filename().string();
   r.workload = sim::workload_label(t.workload);
   r.policy = t.policy;
   r.kernel_class = check.evaluation.prediction->metrics.kernel_class;

@@ -16,6 +16,13 @@ template <typename Parse>
 auto parse_json_file(const std::string& path, const std::string& field, Parse parse)
     -> decltype(parse(nlohmann::json{}));
 nlohmann::json read_json_file(const std::string& path, const std::string& field);
+// The JSON of `text`, the contents of `path` however they were read (plain, decompressed):
+// InputError(field, "PATH: not valid JSON (...)").
+nlohmann::json parse_json_text(const std::string& text, const std::string& path, const std::string& field);
+// `parse` of `j`, the JSON of the file `path`, its errors naming the file: InputError(field, "PATH: <its error>").
+template <typename Parse>
+auto parse_file_json(const nlohmann::json& j, const std::string& path, const std::string& field, Parse parse)
+    -> decltype(parse(j));
 
 class JsonFields {
  public:
@@ -41,7 +48,12 @@ class JsonFields {
 template <typename Parse>
 auto parse_json_file(const std::string& path, const std::string& field, Parse parse)
     -> decltype(parse(nlohmann::json{})) {
-  const nlohmann::json j = read_json_file(path, field);
+  return parse_file_json(read_json_file(path, field), path, field, parse);
+}
+
+template <typename Parse>
+auto parse_file_json(const nlohmann::json& j, const std::string& path, const std::string& field, Parse parse)
+    -> decltype(parse(j)) {
   try {
     return parse(j);
   } catch (const InputError& e) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mlasim/validate/measured_timeline.h"
 #include "mlasim/validate/timeline_comparison.h"
 
 namespace mlasim::validate {
@@ -20,15 +21,21 @@ struct TimelineSummaryRow {
   double measured_work_us = 0, predicted_work_us = 0;  // median work duration
 };
 
-// The timeline files `paths` name: a file as it is, a directory as its *.json and *.json.gz files that are measured
-// timelines, by name (not searched recursively); `skipped` gets a directory's other JSON files (a step's
-// predictions.json, a scenario). InputError("timeline", ...) for a path that does not exist, a directory that cannot
-// be listed or holds no timeline, and a directory's file that cannot be read as JSON.
-std::vector<std::string> timeline_files(const std::vector<std::string>& paths,
-                                        std::vector<std::string>* skipped = nullptr);
+struct TimelineFile {
+  std::string path;
+  MeasuredTimeline timeline;
+};
 
-// Loads `path` and checks it against the model (check_measured_timeline: on `gpu`, or the timeline's own).
-TimelineSummaryRow summarize_timeline(const std::string& path, const std::string& gpu = "");
+// The measured timelines `paths` name, each read once: a file as it is, a directory as its *.json and *.json.gz
+// files that are measured timelines, by name (not searched recursively); `skipped` gets a directory's other JSON
+// files (a step's predictions.json, a scenario). InputError("timeline", ...) for a path that does not exist, a
+// directory that cannot be listed or holds no timeline, and a file that cannot be read as JSON or as a timeline,
+// naming it.
+std::vector<TimelineFile> load_timeline_files(const std::vector<std::string>& paths,
+                                              std::vector<std::string>* skipped = nullptr);
+
+// Checks a timeline against the model (check_measured_timeline: on `gpu`, or the timeline's own).
+TimelineSummaryRow summarize_timeline(const TimelineFile& file, const std::string& gpu = "");
 
 std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows);
 nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRow>& rows);
