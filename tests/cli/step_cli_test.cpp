@@ -60,7 +60,12 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_op_bytes/b24_ctx2048_copy8",
                                                    "h200/step_holdout/b8_ctx8192",
                                                    "h200/step_holdout/b20_ctx4096",
-                                                   "h200/step_holdout/b32_ctx2048"};
+                                                   "h200/step_holdout/b32_ctx2048",
+                                                   "h200/step_holdout2/b16_ctx4096_run3",
+                                                   "h200/step_holdout2/b16_ctx4096_kv",
+                                                   "h200/step_holdout2/b16_ctx8192",
+                                                   "h200/step_holdout2/b8_ctx4096",
+                                                   "h200/step_holdout2/b4_ctx16384"};
   return folders;
 }
 
