@@ -65,7 +65,9 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_holdout2/b16_ctx4096_kv",
                                                    "h200/step_holdout2/b16_ctx8192",
                                                    "h200/step_holdout2/b8_ctx4096",
-                                                   "h200/step_holdout2/b4_ctx16384"};
+                                                   "h200/step_holdout2/b4_ctx16384",
+                                                   "h200/step_repeat/b12_ctx8192",
+                                                   "h200/step_repeat/b8_ctx8192"};
   return folders;
 }
 
