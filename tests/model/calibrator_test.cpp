@@ -5,9 +5,12 @@
 #include <cmath>
 
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 // A known function of the parameters: row i has w_i works and b_i bytes on one cluster.
 struct SyntheticRows {
@@ -90,13 +93,10 @@ TEST(Calibrator, BHbmIsBoundedByTheDatasheetPeak) {
 }
 
 TEST(Calibrator, UnknownParameterNamesTheFittableOnes) {
-  try {
-    free_parameter("grid_occupancy", test_gpu());
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "free");
-    EXPECT_NE(std::string(e.what()).find("t_fix_us"), std::string::npos);
-  }
+  const auto e = input_error_of([&] { free_parameter("grid_occupancy", test_gpu()); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "free");
+  EXPECT_NE(std::string(e->what()).find("t_fix_us"), std::string::npos);
 }
 
 TEST(Calibrator, MoreParametersThanRowsIsAnInputError) {

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 Gpu mi355x_without_params() {
   Gpu g = load_gpu("mi355x");
@@ -43,12 +46,9 @@ TEST(CostModel, DefaultsIgnoreProfileParams) {
 TEST(CostModel, ProfileValueOutOfRangeNamesTheProfileKey) {
   Gpu g = mi355x_without_params();
   g.params["matrix_efficiency"] = GpuParam{1.5, "assumed", "test"};
-  try {
-    cost_params_for(g);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "gpu.params.matrix_efficiency");
-  }
+  const auto e = input_error_of([&] { cost_params_for(g); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(e->field(), "gpu.params.matrix_efficiency");
 }
 
 TEST(CostModel, KeysFollowTheDeclarationOrder) {
@@ -114,12 +114,9 @@ TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
 
 TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {
   CostParams p;
-  try {
-    set_cost_param(p, "wgmma-fp9.t_fix_us", 1);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown kernel class 'wgmma-fp9'"), std::string::npos) << e.what();
-  }
+  const auto e = input_error_of([&] { set_cost_param(p, "wgmma-fp9.t_fix_us", 1); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_NE(std::string(e->what()).find("unknown kernel class 'wgmma-fp9'"), std::string::npos) << e->what();
   EXPECT_THROW(set_cost_param(p, "wgmma-fp8.t_fixed", 1), InputError);
   EXPECT_THROW(set_cost_param(p, "wgmma-fp8.reread_fraction", 1.5), InputError);
   EXPECT_THROW(set_cost_param(p, "bw_knee", 0.5), InputError);

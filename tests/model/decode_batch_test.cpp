@@ -2,17 +2,16 @@
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
+
 std::string error_of(const DecodeBatch& b) {
-  try {
-    b.validate();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  const auto e = input_error_of([&] { b.validate(); });
+  return e ? e->what() : "no error";
 }
 
 TEST(DecodeBatch, PagesAndLastPageLength) {

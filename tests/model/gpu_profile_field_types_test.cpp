@@ -6,9 +6,12 @@
 
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 // A minimal valid profile with `extra` (",key: value" pairs) appended.
 std::string profile(const std::string& extra, const std::string& num_cu = "8") {
@@ -16,12 +19,8 @@ std::string profile(const std::string& extra, const std::string& num_cu = "8") {
 }
 
 std::string field_of_error(const std::string& text) {
-  try {
-    parse_gpu_json(text, "x.json");
-  } catch (const InputError& e) {
-    return e.field();
-  }
-  return "(no error)";
+  const auto e = input_error_of([&] { parse_gpu_json(text, "x.json"); });
+  return e ? e->field() : "(no error)";
 }
 
 TEST(GpuProfileFieldTypes, AMinimalProfileReads) { EXPECT_EQ(parse_gpu_json(profile(""), "x.json").num_cu, 8); }

@@ -2,9 +2,12 @@
 
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 TEST(Gpu, BuiltinProfilesLoadWithSources) {
   const auto names = builtin_gpu_names();
@@ -36,22 +39,17 @@ TEST(Gpu, JsonRoundTrip) {
 }
 
 TEST(Gpu, UnknownNameListsTheKnownOnes) {
-  try {
-    load_gpu("mi999");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("gpu: unknown GPU 'mi999'; known: h100, h200, mi300x", 0), 0u) << e.what();
-  }
+  const auto e = input_error_of([&] { load_gpu("mi999"); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()).rfind("gpu: unknown GPU 'mi999'; known: h100, h200, mi300x", 0), 0u) << e->what();
 }
 
 TEST(Gpu, BadJsonNamesTheField) {
   EXPECT_THROW(parse_gpu_json("{", "x.json"), InputError);
-  try {
-    parse_gpu_json(R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":0,"hbm_tbps":1})", "x.json");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "gpu.num_cu: must be 1..4096, got 0 in x.json");
-  }
+  const auto e = input_error_of(
+      [&] { parse_gpu_json(R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":0,"hbm_tbps":1})", "x.json"); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()), "gpu.num_cu: must be 1..4096, got 0 in x.json");
 }
 
 }  // namespace

@@ -11,17 +11,16 @@
 #include "mlasim/model/json_fields.h"
 #include "mlasim/model/text_file.h"
 #include "mlasim/model/text_lists.h"
+#include "support/input_error_of.h"
 
 namespace mlasim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
+
 std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return {};
+  const auto e = input_error_of(f);
+  return e ? e->what() : std::string();
 }
 
 TEST(TextLists, IntegersAndTheirErrors) {

@@ -6,9 +6,12 @@
 #include "mlasim/model/gathered_rows.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/two_scopes.h"
+#include "support/input_error_of.h"
 
 namespace mlasim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 DecodeBatch scoped(std::vector<int> kv_lens, int qlen, TwoScopes scopes) {
   DecodeBatch b;
@@ -19,12 +22,8 @@ DecodeBatch scoped(std::vector<int> kv_lens, int qlen, TwoScopes scopes) {
 }
 
 std::string field_of(const DecodeBatch& b) {
-  try {
-    b.validate();
-  } catch (const InputError& e) {
-    return e.field();
-  }
-  return "";
+  const auto e = input_error_of([&] { b.validate(); });
+  return e ? e->field() : "";
 }
 
 TEST(TwoScopes, RowsOfEachScopeFollowThePosition) {

@@ -5,10 +5,12 @@
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::mi355x;
 using testing::plan;
 using testing::plan_keeps_contract;
@@ -175,12 +177,8 @@ TEST(AiterNonpersistent, QueryTokensGetOneWorkgroupEachInBf16) {
 
 TEST(AiterNonpersistent, RejectsBadKnobs) {
   const auto message = [](const std::string& spec) {
-    try {
-      make_policy(spec);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { make_policy(spec); });
+    return e ? std::string(e->what()) : std::string("no error");
   };
   EXPECT_EQ(message("aiter-nonpersistent:num_kv_splits=0"), "num_kv_splits: must be auto or 1..1024, got 0");
   EXPECT_EQ(message("aiter-nonpersistent:block=96"), "block: must be auto, 64 or 128, got 96");
@@ -193,12 +191,8 @@ TEST(AiterNonpersistent, RejectsBadKnobs) {
 
 TEST(AiterNonpersistent, RejectsWorkloadsItHasNoKernelFor) {
   const auto field = [](const DecodeBatch& b) {
-    try {
-      plan("aiter-nonpersistent", b);
-    } catch (const InputError& e) {
-      return e.field();
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { plan("aiter-nonpersistent", b); });
+    return e ? e->field() : std::string("no error");
   };
   EXPECT_EQ(field(typed_batch(4, 1000, DType::bf16, 32)), "heads");
   DecodeBatch mixed = typed_batch(4, 1000);

@@ -4,9 +4,12 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/aiter_v1_planner.h"
 #include "mlasim/sim/split_policy.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 AiterV1Args good() {
   AiterV1Args a;
@@ -17,12 +20,8 @@ AiterV1Args good() {
 }
 
 std::string error_of(const AiterV1Args& a) {
-  try {
-    plan_aiter_v1(a);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  const auto e = input_error_of([&] { plan_aiter_v1(a); });
+  return e ? e->what() : "no error";
 }
 
 TEST(AiterV1Errors, ZeroSplitBudgetIsRejected) {
@@ -90,12 +89,8 @@ TEST(AiterV1Errors, UnsupportedHeadsOnANonAmdTargetSayWhichTargets) {
 
 TEST(AiterV1Errors, PolicyKnobsAreValidatedByTheirTable) {
   auto msg = [](const char* spec) {
-    try {
-      make_policy(spec);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { make_policy(spec); });
+    return e ? std::string(e->what()) : std::string("no error");
   };
   EXPECT_EQ(msg("aiter-v1:max_split_per_batch=0"), "max_split_per_batch: must be -1, vllm or 1..4096, got 0");
   EXPECT_EQ(msg("aiter-v1:max_split=4"),

@@ -5,10 +5,12 @@
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::plan;
 using testing::plan_keeps_contract;
 using testing::uniform;
@@ -57,12 +59,8 @@ TEST(Fixed, HeadsPerWorkgroupFoldsHeadGroups) {
 
 TEST(Fixed, RejectsBadKnobs) {
   const auto message = [](const std::string& spec, const DecodeBatch& b) {
-    try {
-      plan(spec, b);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { plan(spec, b); });
+    return e ? std::string(e->what()) : std::string("no error");
   };
   EXPECT_EQ(message("fixed:splits=0", uniform(1, 100)), "splits: must be 1..1024, got 0");
   EXPECT_EQ(message("fixed:granule=0", uniform(1, 100)), "granule: must be 1..65536, got 0");

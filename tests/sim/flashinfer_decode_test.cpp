@@ -5,10 +5,12 @@
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::pieces_per_request;
 using testing::plan;
 using testing::plan_keeps_contract;
@@ -78,12 +80,8 @@ TEST(FlashInferDecode, PagedKvChunksInPages) {
 
 TEST(FlashInferDecode, RejectsBadKnobsAndWorkloads) {
   const auto message = [](const std::string& spec, const DecodeBatch& b) {
-    try {
-      plan(spec, b);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { plan(spec, b); });
+    return e ? std::string(e->what()) : std::string("no error");
   };
   EXPECT_EQ(message("flashinfer-decode:occupancy=0", uniform(1, 100)), "occupancy: must be 1..8, got 0");
   EXPECT_EQ(message("flashinfer-decode:occupancy=two", uniform(1, 100)), "occupancy: must be 1..8, got two");

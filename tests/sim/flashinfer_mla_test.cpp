@@ -7,10 +7,12 @@
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::mi355x;
 using testing::plan_keeps_contract;
 using testing::uniform;
@@ -114,22 +116,16 @@ TEST(FlashInferMla, CausalTilesStopAtTheirDiagonal) {
 TEST(FlashInferMla, RejectsPagedKv) {
   DecodeBatch batch = uniform(2, 1000);
   batch.page_size = 16;
-  try {
-    plan(batch);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "page_size: flashinfer-mla cuts KV at token granularity; page size must be 1, got 16");
-  }
+  const auto e = input_error_of([&] { plan(batch); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(std::string(e->what()),
+            "page_size: flashinfer-mla cuts KV at token granularity; page size must be 1, got 16");
 }
 
 TEST(FlashInferMla, HasNoKnobs) {
-  try {
-    make_policy("flashinfer-mla:limit=4");
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "policy");
-  }
+  const auto e = input_error_of([&] { make_policy("flashinfer-mla:limit=4"); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(e->field(), "policy");
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::pieces_per_request;
 using testing::plan;
 using testing::plan_keeps_contract;
@@ -95,12 +97,8 @@ TEST(FlashMla, PagedKvCutsAt64TokenBlocks) {
 
 TEST(FlashMla, SchedulersDifferInTheirLimits) {
   const auto field = [](const std::string& spec, const DecodeBatch& b, int clusters = 0) {
-    try {
-      plan(spec, b, clusters);
-    } catch (const InputError& e) {
-      return e.field();
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { plan(spec, b, clusters); });
+    return e ? e->field() : std::string("no error");
   };
   EXPECT_EQ(field("flashmla", uniform(4096, 10)), "batch");
   EXPECT_EQ(field("flashmla:scheduler=2026", uniform(4096, 10)), "no error");
@@ -110,12 +108,8 @@ TEST(FlashMla, SchedulersDifferInTheirLimits) {
 
 TEST(FlashMla, RejectsBadKnobsAndWorkloads) {
   const auto message = [](const std::string& spec, const DecodeBatch& b) {
-    try {
-      plan(spec, b);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { plan(spec, b); });
+    return e ? std::string(e->what()) : std::string("no error");
   };
   EXPECT_EQ(message("flashmla:parts=0", uniform(1, 100)), "parts: must be auto or 1..4096, got 0");
   EXPECT_EQ(message("flashmla:parts=200", uniform(1, 100, 128)),

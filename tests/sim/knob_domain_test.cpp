@@ -8,10 +8,12 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/policy_knobs.h"
 #include "mlasim/sim/split_policy.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using D = KnobDomain;
 
 const KnobDomain& msb_domain() {
@@ -20,12 +22,8 @@ const KnobDomain& msb_domain() {
 }
 
 std::string error_of(const std::vector<KnobInfo>& knobs, const std::string& spec) {
-  try {
-    KnobValues(knobs, parse_policy_spec(spec));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  const auto e = input_error_of([&] { KnobValues(knobs, parse_policy_spec(spec)); });
+  return e ? e->what() : "no error";
 }
 
 TEST(KnobDomain, DescribesItsAlternativesInOrder) {

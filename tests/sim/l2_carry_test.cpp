@@ -14,9 +14,12 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/l2_carry.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 WorkloadContext hopper(const std::string& gpu, int batch, int context) {
   Workload w;
@@ -62,12 +65,9 @@ TEST(L2Carry, AProfileWithoutThemPredictsNoCarry) {
 TEST(L2Carry, ANegativeParameterIsTheProfilesError) {
   Gpu g = h100(1, 1024).gpu;
   g.params["l2_carry_cap_mb"].value = -1;
-  try {
-    cost_params_for(g);
-    FAIL() << "accepted a negative cap";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "gpu.params.l2_carry_cap_mb");
-  }
+  const auto e = input_error_of([&] { cost_params_for(g); });
+  ASSERT_TRUE(e) << "accepted a negative cap";
+  EXPECT_EQ(e->field(), "gpu.params.l2_carry_cap_mb");
 }
 
 // One request per work, all ending together: every output is still in L2 when the kernel ends.

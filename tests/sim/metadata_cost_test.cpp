@@ -6,9 +6,12 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 TEST(MetadataCost, TheCommittedModelReproducesThePublishedRow) {
   const MetadataCostModel m = load_metadata_cost();
@@ -36,12 +39,8 @@ TEST(MetadataCost, TheCommittedModelReproducesThePublishedRow) {
 
 TEST(MetadataCost, MalformedFilesNameTheField) {
   const auto field_of = [](const char* text) {
-    try {
-      metadata_cost_from_json(nlohmann::json::parse(text));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    const auto e = input_error_of([&] { metadata_cost_from_json(nlohmann::json::parse(text)); });
+    return e ? std::string(e->what()) : std::string("no error");
   };
   EXPECT_NE(field_of(R"({"implementations": {"host": {"fixed_us": -1}}})").find("implementations.host.fixed_us"),
             std::string::npos);

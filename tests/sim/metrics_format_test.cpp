@@ -5,9 +5,12 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/split_policy.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 Metrics sample() {
   Metrics m;
@@ -63,34 +66,25 @@ TEST(MetricsFormat, CsvReadsMetricsAmongOtherColumns) {
 }
 
 TEST(MetricsFormat, CsvMissingColumnNamesIt) {
-  try {
-    metrics_from_csv("stage1_us", "1");
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "reduce_us");
-  }
+  const auto e = input_error_of([&] { metrics_from_csv("stage1_us", "1"); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(e->field(), "reduce_us");
 }
 
 TEST(MetricsFormat, CsvBadNumberNamesTheColumn) {
   std::string row = metrics_csv_row(sample());
   row.replace(0, row.find(','), "fast");
-  try {
-    metrics_from_csv(metrics_csv_header(), row);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "stage1_us");
-  }
+  const auto e = input_error_of([&] { metrics_from_csv(metrics_csv_header(), row); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(e->field(), "stage1_us");
 }
 
 TEST(MetricsFormat, JsonWrongTypeNamesTheKey) {
   nlohmann::json j = metrics_to_json(sample());
   j["num_works"] = 2.5;
-  try {
-    metrics_from_json(j);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "num_works");
-  }
+  const auto e = input_error_of([&] { metrics_from_json(j); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(e->field(), "num_works");
 }
 
 TEST(MetricsFormat, TextHasOneAlignedLinePerMetric) {

@@ -6,19 +6,17 @@
 #include "mlasim/sim/aiter_v1_planner.h"
 #include "mlasim/sim/split_policy.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::h100;
 
 std::string field_of_error(const std::string& spec, const DecodeBatch& batch) {
-  try {
-    make_policy(spec)->plan({batch, h100(), 0});
-  } catch (const InputError& e) {
-    return e.field();
-  }
-  return "no error";
+  const auto e = input_error_of([&] { make_policy(spec)->plan({batch, h100(), 0}); });
+  return e ? e->field() : "no error";
 }
 
 TEST(PlanSizeLimit, FixedSplitsOfAHugeBatchAreRefusedNamingWorks) {
@@ -57,12 +55,9 @@ TEST(PlanSizeLimit, AiterV1BufferSizesPastTheLimitAreRefused) {
   a.seqlens_kv_indptr = {0, 8192, 16384};
   a.seqlens_qo_indptr = {0, 4096, 8192};
   a.kv_last_page_lens = {1, 1};
-  try {
-    aiter_v1_buffer_sizes(a);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "works") << e.what();
-  }
+  const auto e = input_error_of([&] { aiter_v1_buffer_sizes(a); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(e->field(), "works") << e->what();
 }
 
 }  // namespace

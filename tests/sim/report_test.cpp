@@ -7,9 +7,12 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/metric_fields.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 Metrics simple(double kernel_us, int active, double occupancy) {
   Metrics m;
@@ -71,12 +74,9 @@ TEST(Speedup, IsAOverBAndZeroWithoutATime) {
 }
 
 TEST(ReportWriter, UnknownFormatNamesTheChoices) {
-  try {
-    make_report_writer("xml");
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "format: must be text, json or csv, got 'xml'");
-  }
+  const auto e = input_error_of([&] { make_report_writer("xml"); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(std::string(e->what()), "format: must be text, json or csv, got 'xml'");
 }
 
 constexpr const char* kMetricsText =

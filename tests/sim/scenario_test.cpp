@@ -10,19 +10,17 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/scenario.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using nlohmann::json;
 
 std::string message_of(const json& j) {
-  try {
-    scenario_from_json(j);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return {};
+  const auto e = input_error_of([&] { scenario_from_json(j); });
+  return e ? e->what() : std::string();
 }
 
 std::string temp_file(const std::string& name) {
@@ -157,12 +155,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Scenario, AFileThatIsNotJsonNamesTheFile) {
   const std::string path = temp_file("not_json.json");
   std::ofstream(path) << "{\"workload\": ";
-  try {
-    load_scenario(path);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("scenario: " + path + ": not valid JSON", 0), 0u) << e.what();
-  }
+  const auto e = input_error_of([&] { load_scenario(path); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(std::string(e->what()).rfind("scenario: " + path + ": not valid JSON", 0), 0u) << e->what();
   std::filesystem::remove(path);
 }
 
@@ -186,12 +181,9 @@ TEST(Scenario, SpecFallsBackToThePosition) {
 TEST(Workload, QoLensMustMatchTheRequests) {
   Workload w;
   w.qo_lens = {1, 2};
-  try {
-    w.make_batch();
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "qo_lens");
-  }
+  const auto e = input_error_of([&] { w.make_batch(); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(e->field(), "qo_lens");
   w.qo_lens = {1, 2, 3, 4};
   EXPECT_EQ(w.make_batch().qo_lens, (std::vector<int>{1, 2, 3, 4}));
 }
@@ -231,12 +223,9 @@ TEST(Scenario, EveryExampleScenarioPlans) {
 TEST(Evaluation, ClustersAdmitZeroAndNameTheRange) {
   Workload w;
   w.clusters = 999;
-  try {
-    resolve(w);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "clusters: must be 0 (all) or 1..256 on mi355x, got 999");
-  }
+  const auto e = input_error_of([&] { resolve(w); });
+  ASSERT_TRUE(e) << "no error";
+  EXPECT_EQ(std::string(e->what()), "clusters: must be 0 (all) or 1..256 on mi355x, got 999");
   w.clusters = 0;
   EXPECT_EQ(resolve(w).clusters, 0);
 }

@@ -13,10 +13,12 @@
 #include "mlasim/sim/split_policy.h"
 #include "policy_plan_checks.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::gpu;
 using testing::plan;
 using testing::plan_keeps_contract;
@@ -54,20 +56,14 @@ TEST(GatheredRows, ASparseBatchIsValidatedNamingTheField) {
   b.topk_lens = {64};
   EXPECT_THROW(b.validate(), InputError);
   b.topk_lens = {65, 1};
-  try {
-    b.validate();
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "topk_lens");
-  }
+  const auto topk_error = input_error_of([&] { b.validate(); });
+  ASSERT_TRUE(topk_error);
+  EXPECT_EQ(topk_error->field(), "topk_lens");
   b.topk_lens.clear();
   b.page_size = 16;
-  try {
-    b.validate();
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "page_size");
-  }
+  const auto page_error = input_error_of([&] { b.validate(); });
+  ASSERT_TRUE(page_error);
+  EXPECT_EQ(page_error->field(), "page_size");
 }
 
 TEST(SparsePlans, AiterV1PlansTheTokensSelectedRowsAsADensePlan) {
@@ -131,13 +127,10 @@ TEST(SparsePlans, FlashMlaReplicatesTheRequestScheduleOverItsQueryTokens) {
 }
 
 TEST(SparsePlans, PoliciesWithoutASparsePathSayWhichHaveOne) {
-  try {
-    plan("flashinfer-mla", sparse(4, 4096, 2048));
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "topk");
-    EXPECT_NE(std::string(e.what()).find("aiter-v1"), std::string::npos) << e.what();
-  }
+  const auto e = input_error_of([&] { plan("flashinfer-mla", sparse(4, 4096, 2048)); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "topk");
+  EXPECT_NE(std::string(e->what()).find("aiter-v1"), std::string::npos) << e->what();
 }
 
 TEST(SparsePlans, EverySparseCapablePolicySimulates) {
@@ -212,12 +205,9 @@ TEST(GraphBuffers, ABatchPastTheLimitIsRefusedNamingTheBuffer) {
   const auto policy = make_policy("aiter-v1");
   const auto buffers = policy->graph_buffers({largest, gpu("mi355x"), 0});
   const Plan p = policy->plan({sparse(300, 4096, 2048), gpu("mi355x"), 0});
-  try {
-    check_plan_fits(p, *buffers);
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "work_info_set") << e.what();
-  }
+  const auto e = input_error_of([&] { check_plan_fits(p, *buffers); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "work_info_set") << e->what();
 }
 
 // sparse-mla.md §1.4's example: MI355X, 8192 tokens, 16 heads.

@@ -14,10 +14,12 @@
 #include "mlasim/sim/workload.h"
 #include "policy_plan_checks.h"
 #include "sim_test_support.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::sim {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using testing::gpu;
 using testing::plan;
 
@@ -109,12 +111,10 @@ TEST(TwoScopePlans, EverySparseCapablePolicyPlansEveryLayerKind) {
 }
 
 TEST(TwoScopePlans, APolicyWithoutASparsePathNamesTheScopes) {
-  try {
-    plan("flashinfer-mla", scoped(4, 4096, "csa", TwoScopes::Run::one_pass), "h100");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "dsv4");
-  }
+  const auto e =
+      input_error_of([&] { plan("flashinfer-mla", scoped(4, 4096, "csa", TwoScopes::Run::one_pass), "h100"); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "dsv4");
 }
 
 TEST(TwoScopeWorkloads, ScopesRoundTripThroughJsonAndReachTheBatch) {
@@ -130,12 +130,8 @@ TEST(TwoScopeWorkloads, ScopesRoundTripThroughJsonAndReachTheBatch) {
   by_kind["dsv4"] = "csa";
   EXPECT_EQ(workload_from_json(by_kind).scopes, TwoScopes::preset("csa"));
   const auto field_of = [](const nlohmann::json& bad) {
-    try {
-      workload_from_json(bad);
-    } catch (const InputError& e) {
-      return e.field();
-    }
-    return std::string();
+    const auto e = input_error_of([&] { workload_from_json(bad); });
+    return e ? e->field() : std::string();
   };
   nlohmann::json bad = j;
   bad["dsv4"] = "mla";

@@ -16,10 +16,13 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
+#include "support/input_error_of.h"
 #include "timeline_from_prediction.h"
 
 namespace mlasim::validate {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 // Stands in for the GPU (which CI does not have): a measurer that takes a fixed time per configuration and
 // reports the simulated kernel time, so the runner's file handling can be tested on its own.
@@ -203,12 +206,11 @@ TEST(TimelineRun, AFolderThatCannotBeMadeFailsBeforeAnyMeasurement) {
   const std::string file = temp_csv("not_a_folder");
   { std::ofstream(file) << "x"; }
   SlowTestMeasurer measurer(std::chrono::milliseconds(0));
-  try {
+  const auto e = input_error_of([&] {
     record_campaign_timelines(c, plan, measurer, {file + "/sub", 0, "abc", "d", "cmd"});
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "timeline");
-  }
+  });
+  ASSERT_TRUE(e) << "expected an InputError";
+  EXPECT_EQ(e->field(), "timeline");
   std::filesystem::remove(file);
 }
 

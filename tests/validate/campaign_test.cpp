@@ -7,21 +7,19 @@
 #include <set>
 
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::validate {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using nlohmann::json;
 
 Campaign from(const std::string& text) { return campaign_from_json(json::parse(text)); }
 
 std::string message_of(const std::string& text) {
-  try {
-    expand_campaign(from(text));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return {};
+  const auto e = input_error_of([&] { expand_campaign(from(text)); });
+  return e ? e->what() : std::string();
 }
 
 TEST(Campaign, GridIsTheFullProductUnderEveryPolicy) {

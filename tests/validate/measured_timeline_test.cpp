@@ -10,11 +10,13 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/validate/timeline_comparison.h"
+#include "support/input_error_of.h"
 #include "timeline_from_prediction.h"
 
 namespace mlasim::validate {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using nlohmann::json;
 
 sim::Workload ragged_workload() {
@@ -42,12 +44,8 @@ struct Fixture {
 };
 
 std::string error_field(const json& j) {
-  try {
-    measured_timeline_from_json(j);
-  } catch (const InputError& e) {
-    return e.field();
-  }
-  return "";
+  const auto e = input_error_of([&] { measured_timeline_from_json(j); });
+  return e ? e->field() : "";
 }
 
 TEST(MeasuredTimeline, IsAChromeTraceOfCompleteEventsOneTrackPerCu) {

@@ -4,9 +4,12 @@
 
 #include "mlasim/model/csv_cell.h"
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::validate {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 const std::string kHeader =
     "gpu,kernel,policy,batch,context,heads,qo_len,q_dtype,kv_dtype,page_size,clusters,stage1_us,reduce_us,"
@@ -17,12 +20,8 @@ const std::string kRow =
 
 // The InputError a text raises, as "field|message".
 std::string error_of(const std::string& text) {
-  try {
-    parse_measurement_csv(text, "m.csv");
-  } catch (const InputError& e) {
-    return e.field() + "|" + e.what();
-  }
-  return "no error";
+  const auto e = input_error_of([&] { parse_measurement_csv(text, "m.csv"); });
+  return e ? e->field() + "|" + e->what() : "no error";
 }
 
 TEST(MeasurementCsv, ReadsEveryColumn) {

@@ -5,19 +5,18 @@
 #include <gtest/gtest.h>
 
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::validate {
 namespace {
 
+using mlasim::testing_support::input_error_of;
+
 const std::string kData = MLASIM_TEST_DATA_DIR;
 
 std::string error_of(const std::string& path, MeasurementFormat format, const ImportContext& ctx = {}) {
-  try {
-    import_measurement_file(path, format, ctx);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  const auto e = input_error_of([&] { import_measurement_file(path, format, ctx); });
+  return e ? e->what() : "";
 }
 
 TEST(MeasurementImport, DetectsTheFormatFromTheContent) {
@@ -81,12 +80,10 @@ TEST(MeasurementImport, MalformedOpTestCellNamesFileLineAndColumn) {
 
 TEST(MeasurementImport, ALogWithoutTheTableIsOneError) {
   EXPECT_THROW(import_aiter_log("[aiter] nothing measured\n", "run.log", {}), InputError);
-  try {
-    import_aiter_log("[aiter] nothing measured\n", "run.log", {});
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "aiter-log");
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
-  }
+  const auto e = input_error_of([&] { import_aiter_log("[aiter] nothing measured\n", "run.log", {}); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "aiter-log");
+  EXPECT_EQ(std::string(e->what()).find('\n'), std::string::npos);
 }
 
 TEST(MeasurementImport, ClassifiesKernelNames) {

@@ -6,18 +6,18 @@
 #include "mlasim/validate/name_regex.h"
 #include "mlasim/validate/step_rules.h"
 #include "mlasim/validate/step_what_if.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::validate {
 namespace {
 
+using mlasim::testing_support::input_error_of;
+
 std::string refusal(const std::string& pattern) {
-  try {
-    name_regex(pattern, "match");
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "match") << pattern;
-    return e.message();
-  }
-  return "";
+  const auto e = input_error_of([&] { name_regex(pattern, "match"); });
+  if (!e) return "";
+  EXPECT_EQ(e->field(), "match") << pattern;
+  return e->message();
 }
 
 TEST(NameRegex, CompilesWhatKernelNamesNeed) {
@@ -49,23 +49,25 @@ TEST(NameRegex, RefusesEmptyLongAndInvalidPatterns) {
 }
 
 TEST(NameRegex, StepRulesAndEditsUseIt) {
-  try {
+  const auto rules_error = input_error_of([&] {
     step_rules_from_json(R"({"name": "n", "rules": [{"class": "copy", "match": "a{2222222222222222222}"}]})", "f.json");
-    ADD_FAILURE();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "rules");
-    EXPECT_NE(std::string(e.what()).find("rules[0].match: takes repetition counts"), std::string::npos) << e.what();
+  });
+  EXPECT_TRUE(rules_error);
+  if (rules_error) {
+    EXPECT_EQ(rules_error->field(), "rules");
+    EXPECT_NE(std::string(rules_error->what()).find("rules[0].match: takes repetition counts"), std::string::npos)
+        << rules_error->what();
   }
   EXPECT_THROW(step_rules_from_json(R"({"name": "n", "rules": [{"class": "copy", "match": "x"}],
                                         "batch_from": {"match": "(a)\\99999"}})",
                                     "f.json"),
                InputError);
-  try {
-    parse_step_edit("remove=re:a{99999}");
-    ADD_FAILURE();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "edit");
-    EXPECT_NE(std::string(e.what()).find("re: takes repetition counts"), std::string::npos) << e.what();
+  const auto edit_error = input_error_of([&] { parse_step_edit("remove=re:a{99999}"); });
+  EXPECT_TRUE(edit_error);
+  if (edit_error) {
+    EXPECT_EQ(edit_error->field(), "edit");
+    EXPECT_NE(std::string(edit_error->what()).find("re: takes repetition counts"), std::string::npos)
+        << edit_error->what();
   }
   EXPECT_NO_THROW(parse_step_edit("remove=re:^Memcpy{1,3}"));
 }

@@ -6,9 +6,12 @@
 #include <sstream>
 
 #include "mlasim/model/input_error.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::validate {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 const std::string kPublicHeader =
     "gpu,kernel,q_dtype,kv_dtype,batch,context,q_heads,kv_heads,qseqlen,page_size,split_setting,metric,value,unit,"
@@ -69,16 +72,15 @@ TEST(PublicMeasurements, SkipsARowWithoutAPolicy) {
 }
 
 TEST(PublicMeasurements, BadAssumptionKeyIsAnInputError) {
-  try {
+  const auto e = input_error_of([&] {
     import_public_measurements(kPublicHeader +
                                    ",assumptions\nMI300X,k,fp8,fp8,1,9,16,1,1,1,-ms 4,kernel_time,1,us,s,"
                                    "heads=16\n",
                                "p.csv");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "assumptions");
-    EXPECT_NE(std::string(e.what()).find("p.csv line 2"), std::string::npos);
-  }
+  });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "assumptions");
+  EXPECT_NE(std::string(e->what()).find("p.csv line 2"), std::string::npos);
 }
 
 TEST(PublicMeasurements, MeasurementReaderRecognisesThePublicFormat) {

@@ -17,10 +17,12 @@
 #include "mlasim/validate/step_analysis.h"
 #include "mlasim/validate/step_rules.h"
 #include "mlasim/validate/step_what_if.h"
+#include "support/input_error_of.h"
 
 namespace mlasim::validate {
 namespace {
 
+using mlasim::testing_support::input_error_of;
 using nlohmann::json;
 
 const StepRules& rules() {
@@ -205,12 +207,8 @@ TEST(StepTrace, GzipTracesReadAsTheirText) {
 
 TEST(StepTrace, MalformedTracesNameWhatIsWrong) {
   const auto field_of = [](const std::string& text) {
-    try {
-      parse_kernel_trace(text, "bad");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    const auto e = input_error_of([&] { parse_kernel_trace(text, "bad"); });
+    return e ? std::string(e->what()) : std::string();
   };
   EXPECT_NE(field_of("").find("is empty"), std::string::npos);
   EXPECT_NE(field_of("{\"traceEvents\": 3}").find("traceEvents"), std::string::npos);
@@ -243,12 +241,8 @@ TEST(StepRules, RuleFilesReadAndBadOnesAreNamed) {
   EXPECT_EQ(rules().classify("void mla_decode_wgmma_persistent_kernel<2>(DecodeParams)"), "mla_stage1");
   EXPECT_EQ(rules().classify("sm90_xmma_gemm"), "other");
   const auto message = [](const std::string& text) {
-    try {
-      step_rules_from_json(text, "r.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    const auto e = input_error_of([&] { step_rules_from_json(text, "r.json"); });
+    return e ? std::string(e->what()) : std::string();
   };
   EXPECT_NE(message(R"({"name": "x", "rules": [{"class": "attention", "match": "a"}]})").find("rules[0].class"),
             std::string::npos);
@@ -631,14 +625,13 @@ TEST(OpBytes, EachKernelTakesTheFirstMatchingEntryAtTheStepsRequests) {
 
 TEST(OpBytes, BadFilesNameTheField) {
   const auto message = [](const std::string& text) {
-    try {
-      op_bytes_from_json(text, "o.json");
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.field(), "op-bytes");
-      return std::string(e.what());
+    const auto e = input_error_of([&] { op_bytes_from_json(text, "o.json"); });
+    if (!e) {
+      ADD_FAILURE() << text;
+      return std::string();
     }
-    ADD_FAILURE() << text;
-    return std::string();
+    EXPECT_EQ(e->field(), "op-bytes");
+    return std::string(e->what());
   };
   EXPECT_NE(message("{").find("JSON"), std::string::npos);
   EXPECT_NE(message(R"({"ops": []})").find("ops"), std::string::npos);
@@ -781,21 +774,16 @@ TEST(StepEditParsing, BadEditsAreNamed) {
         "fuse=q_prep:bytes=2:written=3", "fuse=q_prep:bytes=2:written=-1", "fuse=q_prep:written=1:bytes=2",
         "remove=attention", "remove=", "gaps=-1", "policy=", "bogus=1", "fuse", "remove=re:(",
         "metadata=", "policy=foo", "policy=aiter-v1:bogus=1"}) {
-    try {
-      parse_step_edit(bad);
-      ADD_FAILURE() << bad;
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.field(), "edit") << bad;
+    const auto e = input_error_of([&] { parse_step_edit(bad); });
+    EXPECT_TRUE(e) << bad;
+    if (e) {
+      EXPECT_EQ(e->field(), "edit") << bad;
     }
   }
   // A selector names the forms it may take; a regex stands alone.
   const auto message = [](const std::string& edit) {
-    try {
-      parse_step_edit(edit);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    const auto e = input_error_of([&] { parse_step_edit(edit); });
+    return e ? std::string(e->what()) : std::string();
   };
   EXPECT_NE(message("remove=attention").find("SEL must be a step class (q_prep, "), std::string::npos);
   EXPECT_NE(message("remove=attention").find(") or re:REGEX, got 'attention'"), std::string::npos);

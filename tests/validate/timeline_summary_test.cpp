@@ -11,10 +11,13 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/validate/gzip_file.h"
+#include "support/input_error_of.h"
 #include "timeline_from_prediction.h"
 
 namespace mlasim::validate {
 namespace {
+
+using mlasim::testing_support::input_error_of;
 
 namespace fs = std::filesystem;
 
@@ -80,24 +83,20 @@ TEST(TimelineFiles, ADirectoryGivesItsTimelinesByName) {
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_EQ(fs::path(skipped[0]).filename(), "predictions.json");
 
-  try {  // a file named that is no timeline is an error naming it
-    load_timeline_files({dir + "/notes.txt"});
-    FAIL() << "an empty file is not a timeline";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "timeline");
-    EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
-  }
+  // a file named that is no timeline is an error naming it
+  const auto not_a_timeline = input_error_of([&] { load_timeline_files({dir + "/notes.txt"}); });
+  ASSERT_TRUE(not_a_timeline) << "an empty file is not a timeline";
+  EXPECT_EQ(not_a_timeline->field(), "timeline");
+  EXPECT_NE(std::string(not_a_timeline->what()).find("notes.txt"), std::string::npos) << not_a_timeline->what();
   write_text(dir + "/broken.json", "{");  // a directory's file that is not JSON is an error, not skipped
   EXPECT_THROW(load_timeline_files({dir}), InputError);
   EXPECT_THROW(load_timeline_files({dir + "/missing.json"}), InputError);
   const std::string empty = fresh_dir("timeline_files_empty");
-  try {
-    load_timeline_files({empty});
-    FAIL() << "a directory without timelines is refused";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "timeline");
-    EXPECT_NE(std::string(e.what()).find("holds no measured timeline"), std::string::npos) << e.what();
-  }
+  const auto no_timelines = input_error_of([&] { load_timeline_files({empty}); });
+  ASSERT_TRUE(no_timelines) << "a directory without timelines is refused";
+  EXPECT_EQ(no_timelines->field(), "timeline");
+  EXPECT_NE(std::string(no_timelines->what()).find("holds no measured timeline"), std::string::npos)
+      << no_timelines->what();
 }
 
 TEST(TimelineFiles, AGzipTimelineReadsAsItsText) {
@@ -172,13 +171,10 @@ TEST(TimelineSummary, SaysWhichPartTheModelMisses) {
 TEST(TimelineSummary, AFileThatIsNoTimelineIsNamed) {
   const std::string dir = fresh_dir("timeline_summary_bad");
   write_text(dir + "/scenario.json", R"({"name": "not a timeline"})");
-  try {
-    load_timeline_files({dir + "/scenario.json"});
-    FAIL() << "a scenario is not a timeline";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "timeline");
-    EXPECT_NE(std::string(e.what()).find("scenario.json"), std::string::npos) << e.what();
-  }
+  const auto e = input_error_of([&] { load_timeline_files({dir + "/scenario.json"}); });
+  ASSERT_TRUE(e) << "a scenario is not a timeline";
+  EXPECT_EQ(e->field(), "timeline");
+  EXPECT_NE(std::string(e->what()).find("scenario.json"), std::string::npos) << e->what();
 }
 
 }  // namespace
