@@ -32,11 +32,12 @@ struct ReportOptions {
 // line each and the errors pooled.
 void report_timeline(const ReportOptions& o) {
   const std::string gpu = o.gpu_flag && o.gpu_flag->count() > 0 ? o.measurements.gpu : std::string();
+  const bool several = o.timelines.size() > 1 || std::filesystem::is_directory(o.timelines.front());
+  if (several && o.rows) throw InputError("rows", "takes one timeline file; several are summarized one line each");
   std::vector<std::string> skipped;
   const std::vector<validate::TimelineFile> files = validate::load_timeline_files(o.timelines, &skipped);
   for (const std::string& f : skipped) std::cerr << "note: " << f << " is not a measured timeline; left out\n";
-  if (files.size() > 1 || std::filesystem::is_directory(o.timelines.front())) {
-    if (o.rows) throw InputError("rows", "takes one timeline file; several are summarized one line each");
+  if (several) {
     std::vector<validate::TimelineSummaryRow> rows;
     for (const validate::TimelineFile& f : files) rows.push_back(validate::summarize_timeline(f, gpu));
     if (o.format == "json") return write_stdout(validate::timeline_summary_json(rows).dump(2) + "\n");
