@@ -1,19 +1,17 @@
 #include "mlasim/gui/measured_check.h"
 
-#include "mlasim/model/input_error.h"
+#include "mlasim/model/json_fields.h"
 #include "mlasim/validate/gzip_file.h"
 
 namespace mlasim::gui {
 
 MeasuredCheck check_timeline_json(const nlohmann::json& j, const std::string& path) {
-  try {
-    auto timeline = std::make_shared<validate::MeasuredTimeline>(validate::measured_timeline_from_json(j));
+  return parse_file_json(j, path, "timeline", [&path](const nlohmann::json& doc) -> MeasuredCheck {
+    auto timeline = std::make_shared<validate::MeasuredTimeline>(validate::measured_timeline_from_json(doc));
     auto check = std::make_shared<const validate::TimelineCheck>(validate::check_measured_timeline(*timeline));
     validate::attach_plan_facts(*timeline, *check->evaluation.plan);
     return {path, std::move(timeline), std::move(check)};
-  } catch (const InputError& e) {
-    throw InputError("timeline", path + ": " + e.what());
-  }
+  });
 }
 
 MeasuredCheck check_timeline_file(const std::string& path) {

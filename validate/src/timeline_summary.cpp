@@ -15,10 +15,6 @@ namespace {
 
 bool is_timeline_name(const std::string& name) { return name.ends_with(".json") || name.ends_with(".json.gz"); }
 
-TimelineFile timeline_file(const nlohmann::json& j, const std::string& path) {
-  return {path, parse_file_json(j, path, "timeline", measured_timeline_from_json)};
-}
-
 double percent(double predicted, double measured) { return measured > 0 ? 100.0 * (predicted / measured - 1.0) : 0.0; }
 
 // The pooled figures: every work's duration error, each timeline's kernel-time error, and the median difference
@@ -83,8 +79,8 @@ std::vector<TimelineFile> load_timeline_files(const std::vector<std::string>& pa
       const size_t before = files.size();
       for (const std::string& f : named) {
         const nlohmann::json j = read_json_maybe_gzip(f, "timeline");
-        if (is_measured_timeline(j))
-          files.push_back(timeline_file(j, f));
+        if (is_measured_timeline(j))  // parsed once: the check that tells timelines apart reads the same JSON
+          files.push_back({f, parse_file_json(j, f, "timeline", measured_timeline_from_json)});
         else if (skipped)
           skipped->push_back(f);
       }
@@ -92,7 +88,7 @@ std::vector<TimelineFile> load_timeline_files(const std::vector<std::string>& pa
         throw InputError("timeline",
                          path + ": holds no measured timeline (*.json, *.json.gz; not searched recursively)");
     } else if (fs::exists(path, ec)) {
-      files.push_back(timeline_file(read_json_maybe_gzip(path, "timeline"), path));
+      files.push_back({path, load_measured_timeline(path)});
     } else {
       throw InputError("timeline", path + ": does not exist");
     }
