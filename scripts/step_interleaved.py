@@ -20,7 +20,12 @@ One torch.profiler session records every cycle; each replay sits in a range name
 is then cut into one Chrome trace per variant (and mixed_a, mixed_b: the steps of a<B>/before and b<B>/policy in the
 order they ran), each with the host and device events inside its variant's ranges.
 
-  python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30] [--kv-per-layer]
+  python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30] [--kv-per-layer] \
+      [--heads 16|32|64|128]
+
+--heads gives the q heads one GPU holds (128 by default; 16 for DeepSeek's 128 heads over 8 tensor-parallel ranks):
+the q prep, the attention and the GEMM for the rest of the layer (its weights sharded as tensor parallelism shards
+them) take that many.
 
 By default every layer's attention reads one KV cache (the runs of 2026-11-26); --kv-per-layer gives each layer a
 cache of its own, as a model has, so that nothing of a layer's KV can still be in L2 when the next layer reads it.
@@ -77,6 +82,9 @@ def main():
     ap.add_argument("--copy-mb", type=int, default=16)
     ap.add_argument("--policy-a", default="aiter-v1")
     ap.add_argument("--policy-b", default="fixed:splits=4")
+    ap.add_argument("--heads", type=int, default=HEADS, choices=[16, 32, 64, 128],
+                    help="q heads one GPU holds (128 / tensor-parallel ranks); the q prep and the rest of the layer "
+                         "scale with them")
     ap.add_argument("--kv-per-layer", action="store_true",
                     help="each layer's attention reads a KV cache of its own (as in a model); without it every layer "
                          "reads the same one, and part of it may still be in L2 from the layer before")
@@ -86,10 +94,11 @@ def main():
 
     def workload(batch):
         return {"gpu": a.gpu, "batch": {"kind": "uniform", "count": batch, "context": a.context}, "qlen": 1,
-                "heads": HEADS, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": a.page_size}
+                "heads": a.heads, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": a.page_size}
 
     mixed = [int(b) for b in a.mixed_batches.split(",") if b]
-    stacks = {b: Stack(b, a.context, a.layers, a.page_size, a.copy_mb, seed=b) for b in [a.batch] + mixed}
+    stacks = {b: Stack(b, a.context, a.layers, a.page_size, a.copy_mb, seed=b, heads=a.heads)
+              for b in [a.batch] + mixed}
     check_kernels(stacks[a.batch])
     attention = {}
     for b in stacks:

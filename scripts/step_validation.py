@@ -143,12 +143,12 @@ def load_lib(path):
 class Stack:
     """The tensors of `layers` decode layers for a batch of `batch` tokens (one per request)."""
 
-    def __init__(self, batch, context, layers, page_size, copy_mb, seed=1):
+    def __init__(self, batch, context, layers, page_size, copy_mb, seed=1, heads=HEADS):
         g = torch.Generator(device="cuda").manual_seed(seed)
         r = lambda *shape: (torch.rand(*shape, generator=g, device="cuda") - 0.5).to(torch.bfloat16)
-        self.batch, self.layers = batch, layers
-        self.q = [r(batch, HEADS, NOPE + ROPE) for _ in range(layers)]
-        self.w_uk = [r(HEADS, NOPE, LATENT) * 0.1 for _ in range(layers)]
+        self.batch, self.layers, self.heads = batch, layers, heads
+        self.q = [r(batch, heads, NOPE + ROPE) for _ in range(layers)]
+        self.w_uk = [r(heads, NOPE, LATENT) * 0.1 for _ in range(layers)]
         self.kv_c = r(batch, LATENT)
         self.k_pe = r(batch, ROPE)
         angle = torch.rand(batch, ROPE // 2, generator=g, device="cuda") * 6.28
@@ -162,28 +162,29 @@ class Stack:
         self.block_table = torch.randint(0, batch * pages, (rows, pages), generator=g, device="cuda",
                                          dtype=torch.int32)
         self.block_table_static = torch.empty_like(self.block_table)
-        self.h = r(batch, HEADS * NOPE)
-        self.w_rest = [r(HEADS * NOPE, REST_N) * 0.01 for _ in range(layers)]
-        self.absorbed = torch.empty(batch, HEADS, LATENT, dtype=torch.bfloat16, device="cuda")
-        self.q_fp8 = torch.empty(batch, HEADS, LATENT + ROPE, dtype=torch.float8_e4m3fn, device="cuda")
+        # The rest of the layer as tensor parallelism shards it: its weights scale with the heads one GPU holds.
+        self.h = r(batch, heads * NOPE)
+        self.w_rest = [r(heads * NOPE, REST_N) * 0.01 for _ in range(layers)]
+        self.absorbed = torch.empty(batch, heads, LATENT, dtype=torch.bfloat16, device="cuda")
+        self.q_fp8 = torch.empty(batch, heads, LATENT + ROPE, dtype=torch.float8_e4m3fn, device="cuda")
 
     def q_prep_separate(self, layer):
         q = self.q[layer]
         q_nope = q[..., :NOPE].contiguous()  # the split
-        grid = (HEADS, triton.cdiv(self.batch, 16), LATENT // 128)
-        q_absorb_bmm_kernel[grid](q_nope, self.w_uk[layer], self.absorbed, self.batch, H=HEADS, BLOCK_B=16,
-                                  BLOCK_N=128, K=NOPE, N=LATENT)
+        grid = (self.heads, triton.cdiv(self.batch, 16), LATENT // 128)
+        q_absorb_bmm_kernel[grid](q_nope, self.w_uk[layer], self.absorbed, self.batch, H=self.heads,
+                                  BLOCK_B=16, BLOCK_N=128, K=NOPE, N=LATENT)
         q_cat = torch.cat([self.absorbed, q[..., NOPE:]], dim=-1)
         self.q_fp8_separate = (q_cat * 0.5).to(torch.float8_e4m3fn)  # the fp8 quant (static scale)
 
     def q_prep_fused(self, layer):
-        grid = (HEADS, triton.cdiv(self.batch, 16), LATENT // 128 + 1)
-        q_prep_fused_kernel[grid](self.q[layer], self.w_uk[layer], self.q_fp8, self.batch, 0.5, H=HEADS, BLOCK_B=16,
-                                  BLOCK_N=128, NOPE_D=NOPE, ROPE_D=ROPE, N=LATENT)
+        grid = (self.heads, triton.cdiv(self.batch, 16), LATENT // 128 + 1)
+        q_prep_fused_kernel[grid](self.q[layer], self.w_uk[layer], self.q_fp8, self.batch, 0.5, H=self.heads,
+                                  BLOCK_B=16, BLOCK_N=128, NOPE_D=NOPE, ROPE_D=ROPE, N=LATENT)
 
     def rope_kv_write(self, layer):
         rope_kv_write_kernel[(self.batch,)](self.q[layer], self.kv_c, self.k_pe, self.cos, self.sin, self.slot,
-                                            self.cache[layer], H=HEADS, QD=NOPE + ROPE, NOPE_D=NOPE,
+                                            self.cache[layer], H=self.heads, QD=NOPE + ROPE, NOPE_D=NOPE,
                                             HALF=ROPE // 2, LAT=LATENT)
 
     def rest(self, layer):
