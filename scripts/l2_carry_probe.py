@@ -26,7 +26,7 @@ Followers
   gemm            the bf16 GEMM [16, 16384] x [16384, 4096] of the step stack (docs/step.md §4): HBM-bound
   full            a full-GPU read of 75 MB: HBM-bound
   lat             a read of 75 MB by 16 programs: latency-bound, as the unsplit attention of the stack
-  attn:B:CTX:POL  our MLA decode kernels as the follower
+  attn:B:CTX:POL  our MLA decode kernels as the follower (128 heads; POL@H for H heads, 16 or 128)
   copyf:MB        a device-to-device copy of MB megabytes, buffers apart from a copy producer's
 
 Sets (--set)
@@ -137,8 +137,9 @@ class Probe:
         key = (spec, role)
         if key not in self.attn:
             _, b, ctx, pol = spec.split(":", 3)
+            pol, _, heads = pol.partition("@")
             w = {"gpu": self.gpu, "batch": {"kind": "uniform", "count": int(b), "context": int(ctx)}, "qlen": 1,
-                 "heads": HEADS, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": 64}
+                 "heads": int(heads) if heads else HEADS, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": 64}
             self.attn[key] = [Attention(self.lib, w, pol) for _ in range(self.reps)]
         return self.attn[key]
 
@@ -276,6 +277,8 @@ def grid_variants(a="attn:16:4096:aiter-v1"):
     for d in (8, 16):
         v += [(f"fill:{d}+fill:{w}", a) for w in (8, 16, 24)]
     v += [(f"read:{r}", a) for r in (8, 24)]
+    # The step stack's block-table copies (R MB read, R written) and its layer's bytes ahead of the attention.
+    v += [(f"copy:{r}", a) for r in (8, 16)] + [(f"fill:8.52+{STACK_COPY}", a)]
     return v
 
 
