@@ -5,13 +5,17 @@
 #   2. h200 predicted before any H200 fit: the H100 kernel parameters with the H200 datasheet and the H200
 #      memory curve (data/gpus/derived/h200_from_h100.json);
 #   3. h200: its own fit, started from (2), of the memory side only (every class's rate alone, its re-read
-#      fractions, the reduce's rate, the folded heads' re-read): the H200 has the H100's SMs, so their math,
+#      fractions, the reduce's rate, the folded heads' re-read, the memory curve's knee) to its campaign and the
+#      first sessions of the split-ratio probe at 128 and 16 heads: the H200 has the H100's SMs, so their math,
 #      fixed costs and overlap stay the H100's (the H200 campaign alone leaves the overlap loose and trades the
-#      pair kernel's rate against its math; docs/validation.md section 0.5).
+#      pair kernel's rate against its math; docs/validation.md section 0.5). The knee is the kernels': the
+#      16-head plans that stream on every SM saturate the memory more sharply than the sweep's read kernel
+#      (docs/validation.md section 0.10).
 #   4. h100: the gather term, alone, to every other line of the sparse campaign (docs/sparse.md);
-#   5. both: the L2 carry-over, stream-kernel and event-timing terms, measured by their own probes and fitted by
-#      scripts/l2_carry_fit.py, scripts/stream_kernel_fit.py and scripts/events_overhead_fit.py, copied from the
-#      profiles as committed;
+#   5. both: the L2 carry-over, prior-writes, stream-kernel and event-timing terms, measured by their own probes
+#      and fitted by scripts/l2_carry_fit.py, scripts/l2_grid_law.py, scripts/stream_kernel_fit.py and
+#      scripts/events_overhead_fit.py, and the reduce's residency read off our timelines (docs/validation.md
+#      section 7.1), copied from the profiles as committed (none of them enters the kernel fit);
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
@@ -35,7 +39,9 @@ free+=,compute_overlap_n,grid_stream_factor
 # probe's 128-head rows, where streaming and math are about equal, pin it (docs/validation.md section 0.5).
 split_ratio=$m/h100/split_ratio/split_ratio_h100_run1.csv
 free_h200=wgmma-bf16.beta_gbps,wgmma-bf16-pair.beta_gbps,wgmma-fp8.beta_gbps,wgmma-fp8.reread_fraction
-free_h200+=,portable-fp8.beta_gbps,portable-fp8.reread_fraction,reduce_beta_gbps,fold_reread_fraction
+free_h200+=,portable-fp8.beta_gbps,portable-fp8.reread_fraction,reduce_beta_gbps,fold_reread_fraction,bw_knee
+split_ratio_h200="--measurements $m/h200/split_ratio/split_ratio_h200_run1.csv"
+split_ratio_h200+=" --measurements $m/h200/split_ratio_h16/split_ratio_h200_h16_run1.csv"
 
 fit() {  # profile-in campaign stream out free [extra args]
   local in=$1 campaign=$2 stream=$3 out=$4 params=$5
@@ -61,7 +67,7 @@ mkdir -p data/gpus/derived
 "$bin" calibrate --gpu "$tmp/h200.json" --kernel-params-from data/gpus/h100.json \
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
 fit data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
-  $m/h200/stream_read_590702c.csv data/gpus/h200.json "$free_h200"
+  $m/h200/stream_read_590702c.csv data/gpus/h200.json "$free_h200" $split_ratio_h200
 # The gather fit writes its own model_error (of sparse rows); the profile keeps the campaign fit's.
 cp data/gpus/h100.json "$tmp/h100.main.json"
 "$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \
@@ -73,7 +79,8 @@ for g in h100 h200; do
 import json, sys
 old, main, new = (json.load(open(f)) for f in sys.argv[1:4])
 for k, v in old["params"].items():
-    if k.startswith(("l2_carry_", "stream_kernel_", "stream_write_", "events_")):
+    if k.startswith(("l2_carry_", "stream_kernel_", "stream_write_", "events_", "l2_prior_writes_",
+                     "reduce_blocks_per_cu", "reduce_wide_blocks_per_cu")):
         new["params"][k] = v
 new["model_error"] = main["model_error"]
 open(sys.argv[3], "w").write(json.dumps(new, indent=2) + "\n")
