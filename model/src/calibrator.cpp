@@ -46,7 +46,7 @@ const std::map<std::string, Bounds>& class_bound_table() {
   static const std::map<std::string, Bounds> table{
       {"t_fix_us", {0.01, 100.0}},        {"t_pass_us", {0.0, 100.0}},     {"beta_gbps", {1.0, 5000.0}},
       {"matrix_efficiency", {0.01, 1.0}}, {"reread_fraction", {0.0, 1.0}}, {"grid_stream_factor", {0.5, 2.0}},
-      {"page_copy_us", {0.0, 10.0}},
+      {"page_copy_us", {0.0, 10.0}},      {"bw_knee", {1.0, 64.0}},
   };
   return table;
 }

@@ -90,6 +90,7 @@ const ClassSlot kClassSlots[] = {
     {"reread_fraction", &KernelClassParams::reread_fraction, 0, 1, false, "in [0, 1]"},
     {"grid_stream_factor", &KernelClassParams::grid_stream_factor, 0, 4, true, "in (0, 4]"},
     {"page_copy_us", &KernelClassParams::page_copy_us, 0, kInf, false, ">= 0"},
+    {"bw_knee", &KernelClassParams::bw_knee, 1, 64, false, "in [1, 64]"},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -168,6 +169,7 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   fill(c.reread_fraction, 1.0);
   fill(c.grid_stream_factor, grid_stream_factor);
   fill(c.page_copy_us, 0.0);
+  fill(c.bw_knee, bw_knee);
   return c;
 }
 

@@ -216,7 +216,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   const double bytes_per_us_hbm = p.b_hbm_tbps * 1e6;
   s.times.assign(static_cast<size_t>(W), {});
   const double beta = cp.beta_gbps * 1e3 / (grid ? cp.grid_stream_factor : 1.0);
-  const detail::FluidMachine machine{slots, beta, bytes_per_us_hbm, p.bw_knee, p.compute_overlap_n};
+  const detail::FluidMachine machine{slots, beta, bytes_per_us_hbm, cp.bw_knee, p.compute_overlap_n};
   double stage1 = detail::run_fluid(machine, s.jobs, tasks, {}, 0.0, s.times, s.fluid);
   // A folded plan's L2 hits follow where its head groups run: read them off this timeline (the window is the time
   // the device takes to stream fold_l2_window L2 sizes), then play stage 1 again with the reads they save.

@@ -89,9 +89,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_prior_writes_cap_mb"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
-  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 7 * kernel_classes().size());
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 8 * kernel_classes().size());
   EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
-  EXPECT_EQ(all.back(), "grid-nonpersistent.page_copy_us");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.bw_knee");
 }
 
 TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
@@ -110,6 +110,19 @@ TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
   set_cost_param(p, "portable-fp8.grid_stream_factor", 0.9);
   EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_fp8).grid_stream_factor, 1.1);
   EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::portable_fp8).grid_stream_factor, 0.9);
+}
+
+// A class's memory-curve knee: its own where the profile sets one (docs/validation.md §0.10), else the GPU's.
+TEST(CostModel, AClassKneeOverridesTheGpusForThatClassAlone) {
+  CostParams p;
+  p.bw_knee = 2.5;
+  set_cost_param(p, "wgmma-bf16.bw_knee", 4.3);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16).bw_knee, 4.3);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16_pair).bw_knee, 2.5);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_fp8).bw_knee, 2.5);
+  // The GPU's knee may be 0 (the sharp limit); a class's, once set, is a curve.
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16.bw_knee", 0), InputError);
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16.bw_knee", 65), InputError);
 }
 
 TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {

@@ -114,6 +114,22 @@ TEST(MemoryCurve, ASoftKneeSharesLessThanTheSharpLimitNearSaturation) {
   EXPECT_NEAR(simulate_metrics(plan, b, g, p).stage1_us, sharp, 0.03 * sharp);
 }
 
+// A class's own knee: the 16-head plan on every SM streams under it, the 128-head pair kernel under the GPU's.
+TEST(MemoryCurve, AClassKneeShapesThatClassesCurveAlone) {
+  const Gpu g = bare_h100();
+  const DecodeBatch b16 = batch_of(132, 16384, 16, 1, DType::bf16, 64);
+  const DecodeBatch b128 = batch_of(66, 16384, 128, 1, DType::bf16, 64);
+  const Plan plan16 = make_policy("aiter-v1")->plan({b16, g, 0});
+  const Plan plan128 = make_policy("aiter-v1")->plan({b128, g, 0});
+  CostParams p = cost_params_for(g);
+  p.bw_knee = 2.5;
+  const double soft16 = simulate_metrics(plan16, b16, g, p, KernelClassId::wgmma_bf16).stage1_us;
+  const double soft128 = simulate_metrics(plan128, b128, g, p, KernelClassId::wgmma_bf16_pair).stage1_us;
+  set_cost_param(p, "wgmma-bf16.bw_knee", 4.3);
+  EXPECT_LT(simulate_metrics(plan16, b16, g, p, KernelClassId::wgmma_bf16).stage1_us, 0.97 * soft16);
+  EXPECT_DOUBLE_EQ(simulate_metrics(plan128, b128, g, p, KernelClassId::wgmma_bf16_pair).stage1_us, soft128);
+}
+
 // The band around the plan's own prediction with the profile's parameters.
 PredictionBand band_of(const Plan& plan, const DecodeBatch& b, const Gpu& g) {
   const CostParams p = cost_params_for(g);

@@ -13,7 +13,7 @@
 namespace mlasim {
 
 // What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the global parameter of the
-// same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor); t_pass_us falls back to 0,
+// same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor, bw_knee); t_pass_us falls back to 0,
 // reread_fraction to 1, page_copy_us to 0.
 // Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
@@ -25,6 +25,8 @@ struct KernelClassParams {
   double grid_stream_factor = kUnset;  // how much slower its grid (split-KV) kernel streams and computes
   double page_copy_us = kUnset;        // time one page copy adds to a work, not hidden by its streaming (classes
                                        // that copy page by page: kernel_class.h page_copies)
+  double bw_knee = kUnset;             // sharpness of the memory curve its stage 1 streams under: how many loads a
+                                       // kernel keeps in flight decides how sharply its offered load saturates HBM
   static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 };
 
