@@ -14,8 +14,9 @@
 #   4. h100: the gather term, alone, to every other line of the sparse campaign (docs/sparse.md);
 #   5. both: the L2 carry-over, prior-writes, stream-kernel and event-timing terms, measured by their own probes
 #      and fitted by scripts/l2_carry_fit.py, scripts/l2_grid_law.py, scripts/stream_kernel_fit.py and
-#      scripts/events_overhead_fit.py, and the reduce's residency read off our timelines (docs/validation.md
-#      section 7.1), copied from the profiles as committed (none of them enters the kernel fit);
+#      scripts/events_overhead_fit.py (none of them enters kernel_us), copied from the profiles as committed; and
+#      the reduce's residency read off our timelines (docs/validation.md section 7.1), which does: the H200's fit
+#      (3) runs with it, the H100's was made before it was measured and carries it as measured since;
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
@@ -66,6 +67,14 @@ fit "$tmp/h100.json" $m/h100/campaign_standard-v1_590702c.csv $m/h100/stream_rea
 mkdir -p data/gpus/derived
 "$bin" calibrate --gpu "$tmp/h200.json" --kernel-params-from data/gpus/h100.json \
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
+# The reduce's measured residency (docs/validation.md section 7.1) is in the H200's time: its fit runs with it.
+git show HEAD:data/gpus/h200.json | python3 -c '
+import json, sys
+old, path = json.load(sys.stdin), sys.argv[1]
+new = json.load(open(path))
+for k in ("reduce_blocks_per_cu", "reduce_wide_blocks_per_cu"):
+    new["params"][k] = old["params"][k]
+open(path, "w").write(json.dumps(new, indent=2) + "\n")' data/gpus/derived/h200_from_h100.json
 fit data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
   $m/h200/stream_read_590702c.csv data/gpus/h200.json "$free_h200" $split_ratio_h200
 # The gather fit writes its own model_error (of sparse rows); the profile keeps the campaign fit's.

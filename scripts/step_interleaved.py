@@ -21,7 +21,7 @@ is then cut into one Chrome trace per variant (and mixed_a, mixed_b: the steps o
 order they ran), each with the host and device events inside its variant's ranges.
 
   python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30] [--kv-per-layer] \
-      [--heads 16|32|64|128]
+      [--heads 16|128]
 
 --heads gives the q heads one GPU holds (128 by default; 16 for DeepSeek's 128 heads over 8 tensor-parallel ranks):
 the q prep, the attention and the GEMM for the rest of the layer (its weights sharded as tensor parallelism shards
@@ -82,9 +82,9 @@ def main():
     ap.add_argument("--copy-mb", type=int, default=16)
     ap.add_argument("--policy-a", default="aiter-v1")
     ap.add_argument("--policy-b", default="fixed:splits=4")
-    ap.add_argument("--heads", type=int, default=HEADS, choices=[16, 32, 64, 128],
-                    help="q heads one GPU holds (128 / tensor-parallel ranks); the q prep and the rest of the layer "
-                         "scale with them")
+    ap.add_argument("--heads", type=int, default=HEADS, choices=[16, 128],
+                    help="q heads one GPU holds (128, or 16 for 8 tensor-parallel ranks: what our kernels run); the "
+                         "q prep and the rest of the layer scale with them")
     ap.add_argument("--kv-per-layer", action="store_true",
                     help="each layer's attention reads a KV cache of its own (as in a model); without it every layer "
                          "reads the same one, and part of it may still be in L2 from the layer before")
