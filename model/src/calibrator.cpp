@@ -123,7 +123,10 @@ CalibrationResult calibrate(const CalibrationProblem& problem, const LeastSquare
   Eigen::VectorXd x0(n_free), lower(n_free), upper(n_free);
   for (Eigen::Index k = 0; k < n_free; ++k) {
     const FreeParameter& f = problem.free[static_cast<size_t>(k)];
-    x0[k] = std::clamp(effective_cost_param(problem.start, f.key), f.lower, f.upper);
+    double start = effective_cost_param(problem.start, f.key);
+    // A knee of 0 is the sharp limit; its nearest curve is the sharpest, not the softest.
+    if (start == 0 && (f.key == "bw_knee" || f.key.ends_with(".bw_knee"))) start = f.upper;
+    x0[k] = std::clamp(start, f.lower, f.upper);
     lower[k] = f.lower;
     upper[k] = f.upper;
   }

@@ -204,7 +204,11 @@ const std::vector<std::string>& cost_param_keys() {
   return keys;
 }
 
-bool is_kernel_param_key(const std::string& key) { return class_key(key) || slot_for(key).of_kernel; }
+bool is_kernel_param_key(const std::string& key) {
+  // A class's knee is part of the memory curve, which stays the target GPU's.
+  if (const auto ck = class_key(key)) return ck->slot->member != &KernelClassParams::bw_knee;
+  return slot_for(key).of_kernel;
+}
 
 bool has_stream_kernel(const CostParams& params) { return params.stream_kernel_tbps > 0; }
 

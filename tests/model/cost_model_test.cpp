@@ -123,6 +123,9 @@ TEST(CostModel, AClassKneeOverridesTheGpusForThatClassAlone) {
   // The GPU's knee may be 0 (the sharp limit); a class's, once set, is a curve.
   EXPECT_THROW(set_cost_param(p, "wgmma-bf16.bw_knee", 0), InputError);
   EXPECT_THROW(set_cost_param(p, "wgmma-bf16.bw_knee", 65), InputError);
+  // Part of the memory curve: not carried to another GPU with the kernel parameters.
+  EXPECT_FALSE(is_kernel_param_key("wgmma-bf16.bw_knee"));
+  EXPECT_TRUE(is_kernel_param_key("wgmma-bf16.beta_gbps"));
 }
 
 TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {

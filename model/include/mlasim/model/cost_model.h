@@ -140,9 +140,10 @@ double effective_cost_param(const CostParams& p, const std::string& key);
 
 // The global keys only (no class keys), in declaration order.
 const std::vector<std::string>& global_cost_param_keys();
-// True for a parameter of the kernels (every class key; the fixed costs, compute efficiency, per-cluster rate,
-// reduce costs, stage gap, L2 re-read share, gather cost, overlap and grid factor), which carries to another GPU of
-// the same architecture; false for the GPU's own memory curve and launch path. Throws InputError for an unknown key.
+// True for a parameter of the kernels (every class key but a class's memory-curve knee; the fixed costs, compute
+// efficiency, per-cluster rate, reduce costs, stage gap, L2 re-read share, gather cost, overlap and grid factor),
+// which carries to another GPU of the same architecture; false for the GPU's own memory curve (a class's knee
+// included) and launch path. Throws InputError for an unknown key.
 bool is_kernel_param_key(const std::string& key);
 
 // The time (us) of a standalone kernel that moves `bytes` through HBM, `written` of them writes (the rest reads):
@@ -156,7 +157,8 @@ double stream_write_tbps_of(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
 // matrix_efficiency <= 1, grid_occupancy 1..64, reduce_blocks_per_cu and reduce_wide_blocks_per_cu 0..64, bw_knee and
-// compute_overlap_n 0 or 1..64, reread_fraction 0..1, grid_stream_factor in (0, 4]; unset class values are fine).
+// compute_overlap_n 0 or 1..64, a class's bw_knee 1..64, reread_fraction 0..1, grid_stream_factor in (0, 4]; unset
+// class values are fine).
 void validate_cost_params(const CostParams& p);
 
 }  // namespace mlasim
