@@ -53,6 +53,20 @@ fit() {  # profile-in campaign stream out free [extra args]
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Copies into FILE the parameters of the committed profile G whose names start with a PREFIX (measured by their own
+# probes, not by these fits).
+carry_measured() {  # G FILE PREFIX...
+  local g=$1 file=$2
+  shift 2
+  git show HEAD:data/gpus/$g.json | python3 -c '
+import json, sys
+old, path, prefixes = json.load(sys.stdin), sys.argv[1], tuple(sys.argv[2:])
+new = json.load(open(path))
+for k, v in old["params"].items():
+    if k.startswith(prefixes):
+        new["params"][k] = v
+open(path, "w").write(json.dumps(new, indent=2) + "\n")' "$file" "$@"
+}
 # Start from the datasheet-only profiles, so a rerun does not start from its own previous fit.
 for g in h100 h200; do
   git show HEAD:data/gpus/$g.json | python3 -c '
@@ -68,13 +82,7 @@ mkdir -p data/gpus/derived
 "$bin" calibrate --gpu "$tmp/h200.json" --kernel-params-from data/gpus/h100.json \
   --stream-read $m/h200/stream_read_590702c.csv --date "$date" --out data/gpus/derived/h200_from_h100.json
 # The reduce's measured residency (docs/validation.md section 7.1) is in the H200's time: its fit runs with it.
-git show HEAD:data/gpus/h200.json | python3 -c '
-import json, sys
-old, path = json.load(sys.stdin), sys.argv[1]
-new = json.load(open(path))
-for k in ("reduce_blocks_per_cu", "reduce_wide_blocks_per_cu"):
-    new["params"][k] = old["params"][k]
-open(path, "w").write(json.dumps(new, indent=2) + "\n")' data/gpus/derived/h200_from_h100.json
+carry_measured h200 data/gpus/derived/h200_from_h100.json reduce_blocks_per_cu reduce_wide_blocks_per_cu
 fit data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
   $m/h200/stream_read_590702c.csv data/gpus/h200.json "$free_h200" $split_ratio_h200
 # The gather fit writes its own model_error (of sparse rows); the profile keeps the campaign fit's.
@@ -83,16 +91,13 @@ cp data/gpus/h100.json "$tmp/h100.main.json"
   --free gather_extra_read --holdout-every 2 --date "$date" --out data/gpus/h100.json
 cp data/gpus/h200.json "$tmp/h200.main.json"
 for g in h100 h200; do
-  git show HEAD:data/gpus/$g.json >"$tmp/$g.committed.json"
-  python3 - "$tmp/$g.committed.json" "$tmp/$g.main.json" data/gpus/$g.json <<'PY'
+  carry_measured $g data/gpus/$g.json l2_carry_ stream_kernel_ stream_write_ events_ l2_prior_writes_ \
+    reduce_blocks_per_cu reduce_wide_blocks_per_cu
+  python3 - "$tmp/$g.main.json" data/gpus/$g.json <<'PY'
 import json, sys
-old, main, new = (json.load(open(f)) for f in sys.argv[1:4])
-for k, v in old["params"].items():
-    if k.startswith(("l2_carry_", "stream_kernel_", "stream_write_", "events_", "l2_prior_writes_",
-                     "reduce_blocks_per_cu", "reduce_wide_blocks_per_cu")):
-        new["params"][k] = v
+main, new = (json.load(open(f)) for f in sys.argv[1:3])
 new["model_error"] = main["model_error"]
-open(sys.argv[3], "w").write(json.dumps(new, indent=2) + "\n")
+open(sys.argv[2], "w").write(json.dumps(new, indent=2) + "\n")
 PY
 done
 
