@@ -16,7 +16,8 @@
 #      and fitted by scripts/l2_carry_fit.py, scripts/l2_grid_law.py, scripts/stream_kernel_fit.py and
 #      scripts/events_overhead_fit.py (none of them enters kernel_us), copied from the profiles as committed; and
 #      the reduce's residency read off our timelines (docs/validation.md section 7.1), which does: the H200's fit
-#      (3) runs with it, the H100's was made before it was measured and carries it as measured since;
+#      (3) runs with it, the H100's was made before it was measured and carries it as measured since; then the
+#      kernel classes' L2 write-back exposure, fitted by scripts/l2_writeback_fit.py to the profiles of (1) to (4);
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
@@ -99,6 +100,17 @@ main, new = (json.load(open(f)) for f in sys.argv[1:3])
 new["model_error"] = main["model_error"]
 open(sys.argv[2], "w").write(json.dumps(new, indent=2) + "\n")
 PY
+done
+
+# The kernel classes' L2 write-back exposure (docs/step.md section 6), fitted to their probes on the profiles just
+# fitted: the 16-head kernel to the H200's grid probes with it as the follower, the 128-head one to the neighbours
+# probes' block-table copies. The H100 has no 16-head probe: its 16-head class keeps none.
+h16=$m/h200/l2_grid/h16_followers
+python3 scripts/l2_writeback_fit.py "$bin" h200 wgmma-bf16 $h16/attn_128_2048_aiter-v1_h16/l2_carry.csv \
+  $h16/attn_64_4096_aiter-v1_h16/l2_carry.csv $h16/attn_16_4096_aiter-v1_h16/l2_carry.csv --write "$date" >/dev/null
+for g in h100 h200; do
+  python3 scripts/l2_writeback_fit.py "$bin" $g wgmma-bf16-pair $m/$g/l2_neighbours/run1/l2_carry.csv \
+    $m/$g/l2_neighbours/run2/l2_carry.csv --pairs --write "$date" >/dev/null
 done
 
 # MI355X: per-CU rate of the 16-head kernel (the global beta_cu_gbps, which its class inherits) and the memory

@@ -91,6 +91,7 @@ const ClassSlot kClassSlots[] = {
     {"grid_stream_factor", &KernelClassParams::grid_stream_factor, 0, 4, true, "in (0, 4]"},
     {"page_copy_us", &KernelClassParams::page_copy_us, 0, kInf, false, ">= 0"},
     {"bw_knee", &KernelClassParams::bw_knee, 1, 64, false, "in [1, 64]"},
+    {"writeback_exposure", &KernelClassParams::writeback_exposure, 0, 4, false, "in [0, 4]"},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -170,6 +171,7 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   fill(c.grid_stream_factor, grid_stream_factor);
   fill(c.page_copy_us, 0.0);
   fill(c.bw_knee, bw_knee);
+  fill(c.writeback_exposure, 0.0);
   return c;
 }
 
@@ -205,8 +207,11 @@ const std::vector<std::string>& cost_param_keys() {
 }
 
 bool is_kernel_param_key(const std::string& key) {
-  // A class's knee is part of the memory curve, which stays the target GPU's.
-  if (const auto ck = class_key(key)) return ck->slot->member != &KernelClassParams::bw_knee;
+  // A class's knee is part of the memory curve, and its write-back exposure a response of that memory: both stay
+  // the target GPU's.
+  if (const auto ck = class_key(key))
+    return ck->slot->member != &KernelClassParams::bw_knee &&
+           ck->slot->member != &KernelClassParams::writeback_exposure;
   return slot_for(key).of_kernel;
 }
 

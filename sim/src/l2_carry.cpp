@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "mlasim/model/dtype.h"
+#include "mlasim/sim/attention_bytes.h"
 
 namespace mlasim::sim {
 namespace {
@@ -64,9 +64,7 @@ L2Carry l2_carry_of(const CostParams& params) {
 L2Dirty l2_dirty(const Plan& plan, const Timeline& timeline, const DecodeBatch& batch, const L2Carry& carry) {
   L2Dirty d;
   if (!carry.known()) return d;
-  const int heads = plan.derived.num_heads_eff > 0 ? plan.derived.num_heads_eff : batch.q_heads;
-  const double kv_per_token = double(DecodeBatch::kQkHeadDim) * dtype_bytes(batch.kv_dtype);
-  const double page = std::max(batch.page_size, 1);
+  const int heads = attention_row_heads(plan, batch);
   struct Write {
     double at, bytes;
     bool partial;
@@ -77,10 +75,8 @@ L2Dirty l2_dirty(const Plan& plan, const Timeline& timeline, const DecodeBatch& 
     for (const TimelineBox& box : row) {
       if (box.work < 0 || box.work >= plan.num_works()) continue;
       const WorkInfo& w = plan.works[static_cast<size_t>(box.work)];
-      const double rows = double(w.qo_rows()) * heads;
-      const double out =
-          w.is_partial() ? rows * (4.0 * DecodeBatch::kVHeadDim + 4) : rows * 2.0 * DecodeBatch::kVHeadDim;
-      traffic.add_stream(box.stream_us, box.end_us, double(w.kv_pages()) * page * kv_per_token);
+      const double out = work_output_bytes(w, heads);
+      traffic.add_stream(box.stream_us, box.end_us, work_kv_bytes(w, batch));
       traffic.add_write(box.end_us, out);
       writes.push_back({box.end_us, out, w.is_partial()});
     }
@@ -104,11 +100,8 @@ L2Dirty l2_dirty(const Plan& plan, const Timeline& timeline, const DecodeBatch& 
   if (plan.num_partials() == 0 || partials <= 0) return d;
   // The reduce reads every partial back; those no longer in L2 come in clean and push dirty lines out.
   const double resident = surviving > 0 ? surviving_partials * dirty / surviving : 0.0;
-  double reduce_rows = 0;
-  const int tiles = std::max<int>(static_cast<int>(plan.reduce_indptr.size()) - 1, 0);
-  for (int t = 0; t < tiles; ++t) reduce_rows += plan.reduce_tile_rows(t);
   d.reread_missed_mb = (partials - resident) / kMB;
-  d.reduce_written_mb = reduce_rows * heads * 2.0 * DecodeBatch::kVHeadDim / kMB;
+  d.reduce_written_mb = attention_bytes(plan, batch).reduce_written_mb;
   d.end_dirty_mb = std::min(
       carry.cap_mb, std::max(0.0, d.stage1_dirty_mb - carry.reread_evict * d.reread_missed_mb) + d.reduce_written_mb);
   return d;

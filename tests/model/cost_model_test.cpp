@@ -89,9 +89,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_prior_writes_cap_mb"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
-  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 8 * kernel_classes().size());
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 9 * kernel_classes().size());
   EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
-  EXPECT_EQ(all.back(), "grid-nonpersistent.bw_knee");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.writeback_exposure");
 }
 
 TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
@@ -126,6 +126,18 @@ TEST(CostModel, AClassKneeOverridesTheGpusForThatClassAlone) {
   // Part of the memory curve: not carried to another GPU with the kernel parameters.
   EXPECT_FALSE(is_kernel_param_key("wgmma-bf16.bw_knee"));
   EXPECT_TRUE(is_kernel_param_key("wgmma-bf16.beta_gbps"));
+}
+
+// A class's write-back exposure (sim/l2_writeback.h): 0, no write-back cost, unless a probe measured it on this GPU.
+TEST(CostModel, AClassWritebackExposureIsZeroUnlessSetAndStaysTheGpus) {
+  CostParams p;
+  EXPECT_EQ(p.resolved(KernelClassId::wgmma_bf16).writeback_exposure, 0.0);
+  set_cost_param(p, "wgmma-bf16.writeback_exposure", 1.2);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16).writeback_exposure, 1.2);
+  EXPECT_EQ(p.resolved(KernelClassId::wgmma_bf16_pair).writeback_exposure, 0.0);
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_exposure", -0.1), InputError);
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_exposure", 4.5), InputError);
+  EXPECT_FALSE(is_kernel_param_key("wgmma-bf16.writeback_exposure"));
 }
 
 TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {

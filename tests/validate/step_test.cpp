@@ -9,7 +9,9 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/l2_prior_writes.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/l2_carry.h"
+#include "mlasim/sim/l2_writeback.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/trace_device_time.h"
 #include "mlasim/validate/kernel_trace.h"
@@ -642,14 +644,21 @@ TEST(OpBytes, BadFilesNameTheField) {
   EXPECT_THROW(load_op_bytes("/nonexistent/op_bytes.json"), InputError);
 }
 
+// The profile with no kernel class showing the L2 write-back: the prior-writes law alone.
+sim::WorkloadContext without_writeback(sim::WorkloadContext ctx) {
+  for (const KernelClass& c : kernel_classes())
+    set_cost_param(ctx.params, std::string(c.name) + ".writeback_exposure", 0);
+  return ctx;
+}
+
 TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead) {
-  const sim::WorkloadContext ctx = h100_context();
+  const sim::WorkloadContext ctx = without_writeback(h100_context());
   const L2PriorWrites law = l2_prior_writes_of(ctx.params);
   ASSERT_TRUE(law.known());
   const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
   const std::vector<StepEdit> edits = {parse_step_edit("remove=copy")};
   const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes});
-  // Before each stage 1: the BMM, the cat, RoPE (16 requests) and the copy (the BMM takes the traffic past cap);
+  // Before each stage 1: the BMM, the cat, RoPE (16 requests) and the copy (the BMM takes the traffic past the L2);
   // after the removal: the three, then the GEMM of the layer before, or the step's start for the first layer.
   const OpBytes bmm{17, 2}, cat{2, 2}, rope{0.16, 0.16}, copy{16, 16}, gemm{134, 0.1};
   const double before = l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope, copy}, law);
@@ -668,7 +677,7 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   const std::vector<StepEdit> by_time = {parse_step_edit("fuse=q_prep:us=5")};
   const StepWhatIf tw = apply_step_edits(a, by_time, {&ctx, "aiter-v1", nullptr, &bytes});
   EXPECT_DOUBLE_EQ(tw.after_summary.class_us.at("mla_stage1"), 100.0);
-  EXPECT_NE(tw.notes[0].find("2 stage-1 kernels per step keep their measured times (an op less than 40 MB of "
+  EXPECT_NE(tw.notes[0].find("2 stage-1 kernels per step keep their measured times (an op less than 52 MB of "
                              "traffic before them has no bytes in o.json: fused(2 kernels from "
                              "q_absorb_bmm_kernel))"),
             std::string::npos)
@@ -692,9 +701,35 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   EXPECT_NE(none.notes[0].find("the ops' bytes are not given (--op-bytes)"), std::string::npos) << none.notes[0];
   sim::WorkloadContext unmeasured = ctx;
   unmeasured.params.l2_prior_writes_us_per_mb = 0;
+  unmeasured.params.l2_carry_us_per_mb = 0;  // nor the write-back
   const StepWhatIf u = apply_step_edits(a, edits, {&unmeasured, "aiter-v1", nullptr, &bytes});
   EXPECT_DOUBLE_EQ(u.after_summary.class_us.at("mla_stage1"), 100.0);
-  EXPECT_NE(u.notes[0].find("no L2 prior-writes law measured on h100"), std::string::npos) << u.notes[0];
+  EXPECT_NE(u.notes[0].find("no L2 prior-writes law or write-back measured on h100"), std::string::npos) << u.notes[0];
+}
+
+// Where the stage 1's class shows the write-back (the H100's 128-head kernel, a fifth of the curve's answer), each
+// stage 1 also takes the change of what its plan pays for the MB left dirty before it.
+TEST_F(StepEdits, RemovingAnOpChangesTheWritebackTheAttentionPays) {
+  const sim::WorkloadContext ctx = h100_context();
+  const sim::L2Writeback wb = sim::l2_writeback_of(ctx.params, ctx.gpu);
+  ASSERT_TRUE(wb.known());
+  ASSERT_GT(ctx.params.resolved(KernelClassId::wgmma_bf16_pair).writeback_exposure, 0.0);
+  const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
+  const StepWhatIf with = apply_step_edits(a, {parse_step_edit("remove=copy")}, {&ctx, "aiter-v1", nullptr, &bytes});
+  const sim::WorkloadContext law_only = without_writeback(ctx);
+  const StepWhatIf without =
+      apply_step_edits(a, {parse_step_edit("remove=copy")}, {&law_only, "aiter-v1", nullptr, &bytes});
+  const sim::Evaluation e = sim::evaluate("aiter-v1", ctx);
+  const auto paid = [&](std::vector<OpBytes> ops) {
+    return sim::l2_writeback_us(*e.plan, ctx.batch, ctx.gpu, ctx.params, sim::l2_dirty_before_mb(ops, wb), wb);
+  };
+  const OpBytes bmm{17, 2}, cat{2, 2}, rope{0.16, 0.16}, copy{16, 16}, gemm{134, 0.1};
+  const double before = paid({bmm, cat, rope, copy}), first = paid({bmm, cat, rope}),
+               second = paid({gemm, bmm, cat, rope});
+  ASSERT_GT(before, first + 0.05);
+  EXPECT_NEAR(with.after_summary.class_us.at("mla_stage1"),
+              without.after_summary.class_us.at("mla_stage1") + (first - before) + (second - before), 1e-9);
+  EXPECT_NE(with.notes[0].find("its write-back"), std::string::npos) << with.notes[0];
 }
 
 // With the ops' bytes, a fused kernel given by its bytes streams as the run's largest op did in the trace.
@@ -733,7 +768,7 @@ TEST_F(StepEdits, AFusedKernelGivenByItsBytesStreamsAsTheRunsLargestOpDid) {
 // Kernels an edit puts in the step take their bytes from the file too, and per-request bytes follow each step's
 // batch.
 TEST_F(StepEdits, KernelsAnEditAddsAndEachStepsBatchTakeTheirBytes) {
-  const sim::WorkloadContext ctx = h100_context();
+  const sim::WorkloadContext ctx = without_writeback(h100_context());
   const L2PriorWrites law = l2_prior_writes_of(ctx.params);
   sim::MetadataCostModel model;
   model.implementations = {{"host", 1.0, 0.0, 0.0, "measured", "test"}};

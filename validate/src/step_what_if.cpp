@@ -8,10 +8,13 @@
 #include <map>
 #include <regex>
 #include <span>
+#include <tuple>
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/l2_prior_writes.h"
+#include "mlasim/sim/attention_bytes.h"
 #include "mlasim/sim/l2_carry.h"
+#include "mlasim/sim/l2_writeback.h"
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/trace_device_time.h"
 #include "mlasim/validate/step_selector.h"
@@ -26,16 +29,28 @@ constexpr const char* kOthersKept =
     "the other kernels after keep their measured times (their response to what these ops wrote and read in L2 is "
     "not modelled, docs/step.md §4)";
 
-// What the ops before one stage 1 wrote and read into L2 cost it (us), or, where an op within the law's cap_mb
-// before it has no bytes, that op's name.
+// What the ops before one stage 1 left in L2, or, where an op within the window before it has no bytes, that op's
+// name: the law's cost of what they wrote and read (us; 0 without a law), and the MB still dirty, which the stage 1
+// writes back (0 without a measured write-back).
 struct PriorWrites {
-  std::optional<double> us;
+  double law_us = 0;
+  double dirty_mb = 0;
   std::string missing;  // the first op back from the stage 1 without bytes
+  bool known() const { return missing.empty(); }
 };
 
-// Each stage 1 of a step, in order. Ops are collected back to the one that takes the traffic past cap_mb, or to the
-// step's start (the step before is left out).
-std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2PriorWrites& law) {
+// The L2 terms a step's stage 1s take from the ops before them: the prior-writes law (model/l2_prior_writes.h) and
+// the write-back of the dirty lines (sim/l2_writeback.h). Either may be unknown (all zero) on a profile.
+struct L2Terms {
+  L2PriorWrites law;
+  sim::L2Writeback writeback;
+  bool any() const { return law.known() || writeback.known(); }
+  double window_mb() const { return std::max(law.known() ? law.cap_mb : 0.0, writeback.window_mb); }
+};
+
+// Each stage 1 of a step, in order. Ops are collected back to the one that takes the traffic past the terms' windows,
+// or to the step's start (the step before is left out).
+std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2) {
   std::vector<PriorWrites> out;
   std::vector<OpBytes> ops;
   for (size_t i = 0; i < s.kernels.size(); ++i) {
@@ -43,7 +58,7 @@ std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2PriorWrite
     ops.clear();
     double touched = 0;
     PriorWrites p;
-    for (size_t j = i; j-- > 0 && touched <= law.cap_mb;) {
+    for (size_t j = i; j-- > 0 && touched <= l2.window_mb();) {
       if (!s.kernels[j].bytes) {
         p.missing = s.kernels[j].name;
         break;
@@ -52,11 +67,17 @@ std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2PriorWrite
       touched += ops.back().touched_mb();
     }
     std::reverse(ops.begin(), ops.end());
-    if (p.missing.empty()) p.us = l2_prior_writes_us(ops, law);
+    if (p.known()) {
+      p.law_us = l2_prior_writes_us(ops, l2.law);
+      if (l2.writeback.known()) p.dirty_mb = sim::l2_dirty_before_mb(ops, l2.writeback);
+    }
     out.push_back(std::move(p));
   }
   return out;
 }
+
+// The write-back cost (us) of `dirty_mb` for the stage 1 of step `step` under the plan it runs.
+using WritebackCost = std::function<double(size_t step, double dirty_mb)>;
 
 // How an edit changed the stage 1s after the ops it fused or removed (prior_writes_us before and after it).
 struct PriorWritesChange {
@@ -64,14 +85,17 @@ struct PriorWritesChange {
   int unpaired = 0;     // stage 1s of steps whose count of them the edit changed (those left keep their time)
   int unknown = 0;      // kept their time: an op before them, before or after the edit, has no bytes
   std::string missing;  // the first such op's name
-  double before_us = 0, after_us = 0, delta_us = 0;  // sums over the changed ones; delta_us as applied
+  double before_us = 0, after_us = 0;  // the law's, summed over the changed ones
+  double dirty_before_mb = 0, dirty_after_mb = 0, wb_before_us = 0, wb_after_us = 0;  // the write-back's
+  double delta_us = 0;                                                                // as applied
 };
 
 PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
-                                     const std::vector<std::vector<PriorWrites>>& before, const L2PriorWrites& law) {
+                                     const std::vector<std::vector<PriorWrites>>& before, const L2Terms& l2,
+                                     const WritebackCost& writeback) {
   PriorWritesChange c;
   for (size_t i = 0; i < edited.size(); ++i) {
-    const std::vector<PriorWrites> after = prior_writes_us(edited[i], law);
+    const std::vector<PriorWrites> after = prior_writes_us(edited[i], l2);
     if (after.size() != before[i].size()) {
       c.unpaired += static_cast<int>(before[i].size());
       continue;
@@ -79,15 +103,21 @@ PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
     size_t k = 0;
     for (StepKernel& kernel : edited[i].kernels) {
       if (kernel.kernel_class != "mla_stage1") continue;
-      if (!before[i][k].us || !after[k].us) {
+      const PriorWrites &b = before[i][k], &a = after[k];
+      if (!b.known() || !a.known()) {
         ++c.unknown;
-        if (c.missing.empty()) c.missing = before[i][k].us ? after[k].missing : before[i][k].missing;
+        if (c.missing.empty()) c.missing = b.known() ? a.missing : b.missing;
       } else {
+        const double wb_b = writeback(i, b.dirty_mb), wb_a = writeback(i, a.dirty_mb);
         const double was = kernel.exposed_us;
-        kernel.exposed_us = std::max(0.0, kernel.exposed_us + *after[k].us - *before[i][k].us);
+        kernel.exposed_us = std::max(0.0, kernel.exposed_us + a.law_us - b.law_us + wb_a - wb_b);
         ++c.changed;
-        c.before_us += *before[i][k].us;
-        c.after_us += *after[k].us;
+        c.before_us += b.law_us;
+        c.after_us += a.law_us;
+        c.dirty_before_mb += b.dirty_mb;
+        c.dirty_after_mb += a.dirty_mb;
+        c.wb_before_us += wb_b;
+        c.wb_after_us += wb_a;
         c.delta_us += kernel.exposed_us - was;
       }
       ++k;
@@ -363,47 +393,67 @@ class StepWorkloads {
   std::map<int, sim::WorkloadContext> resized_;
 };
 
-// None where nothing will weigh them (no law, or no ops' bytes): weigh_prior_writes then only says why.
-std::vector<std::vector<PriorWrites>> prior_writes_of(const std::vector<DecodeStep>& steps, const L2PriorWrites& law,
+// None where nothing will weigh them (neither L2 term measured, or no ops' bytes): weigh_prior_writes then only
+// says why.
+std::vector<std::vector<PriorWrites>> prior_writes_of(const std::vector<DecodeStep>& steps, const L2Terms& l2,
                                                       const WhatIfContext& context) {
   std::vector<std::vector<PriorWrites>> out;
-  if (!law.known() || !context.op_bytes) return out;
-  for (const DecodeStep& s : steps) out.push_back(prior_writes_us(s, law));
+  if (!l2.any() || !context.op_bytes) return out;
+  for (const DecodeStep& s : steps) out.push_back(prior_writes_us(s, l2));
   return out;
 }
 
 // A kernel's name as an edit's line quotes it: its first 60 characters.
 std::string short_name(const std::string& name) { return name.size() <= 60 ? name : name.substr(0, 57) + "..."; }
 
+std::string gpu_name(const WhatIfContext& context) {
+  return context.workload ? context.workload->gpu.name : std::string("this GPU (no profile)");
+}
+
+// Why the L2 terms weigh nothing for an edit, or "" where they do.
+std::string l2_not_weighed(const L2Terms& l2, const WhatIfContext& context) {
+  if (!l2.any()) return fmt::format("no L2 prior-writes law or write-back measured on {}", gpu_name(context));
+  if (!context.op_bytes) return "the ops' bytes are not given (--op-bytes)";
+  return "";
+}
+
 // Applies the change of what the ops before each stage 1 wrote and read into L2 (after a fuse or remove edit), and
 // says what it did, or why it did nothing. `split_plan`: the plan the step runs has partials, where the law, fitted
 // to an unsplit plan, was not measured.
 std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vector<std::vector<PriorWrites>>& before,
-                               const L2PriorWrites& law, const WhatIfContext& context, const std::string& split_plan) {
-  std::string why_not;
-  if (!law.known())
-    why_not = fmt::format("no L2 prior-writes law measured on {}",
-                          context.workload ? context.workload->gpu.name : std::string("this GPU (no profile)"));
-  else if (!context.op_bytes)
-    why_not = "the ops' bytes are not given (--op-bytes)";
-  if (!why_not.empty())
+                               const L2Terms& l2, const WritebackCost& writeback, const WhatIfContext& context,
+                               const std::string& split_plan) {
+  if (const std::string why_not = l2_not_weighed(l2, context); !why_not.empty())
     return fmt::format(
         "the kernels after keep their measured times ({}; their response to what these ops wrote and read in L2 is "
         "not modelled, docs/step.md §3)",
         why_not);
-  const PriorWritesChange c = apply_prior_writes(edited, before, law);
+  const PriorWritesChange c = apply_prior_writes(edited, before, l2, writeback);
   const double steps = static_cast<double>(edited.size());
   std::vector<std::string> parts;
-  if (c.changed > 0)
-    parts.push_back(fmt::format(
-        "the {} stage-1 kernels per step after them {:+.2f} us each (what the ops before each wrote and read into "
-        "L2: {:.2f} -> {:.2f} us, l2_prior_writes, docs/step.md §3{})",
-        c.changed / steps, c.delta_us / c.changed, c.before_us / c.changed, c.after_us / c.changed, split_plan));
+  if (c.changed > 0) {
+    const double n = c.changed;
+    const std::string law = l2.law.known()
+                                ? fmt::format(
+                                      "what the ops before each wrote and read into L2: {:.2f} -> {:.2f} us, "
+                                      "l2_prior_writes, docs/step.md §3{}",
+                                      c.before_us / n, c.after_us / n, split_plan)
+                                : fmt::format("no L2 prior-writes law measured on {}", gpu_name(context));
+    const std::string wb =
+        l2.writeback.known()
+            ? fmt::format(
+                  "dirty in L2 as each starts {:.1f} -> {:.1f} MB, its write-back {:.2f} -> {:.2f} us, "
+                  "docs/step.md §6",
+                  c.dirty_before_mb / n, c.dirty_after_mb / n, c.wb_before_us / n, c.wb_after_us / n)
+            : fmt::format("no L2 write-back measured on {}", gpu_name(context));
+    parts.push_back(fmt::format("the {} stage-1 kernels per step after them {:+.2f} us each ({}; {})", n / steps,
+                                c.delta_us / n, law, wb));
+  }
   if (c.unknown > 0)
     parts.push_back(fmt::format(
         "{} stage-1 kernels per step keep their measured times (an op less than {:.0f} MB of traffic before them "
         "has no bytes in {}: {})",
-        c.unknown / steps, law.cap_mb, context.op_bytes->origin, short_name(c.missing)));
+        c.unknown / steps, l2.window_mb(), context.op_bytes->origin, short_name(c.missing)));
   if (c.unpaired > 0)
     parts.push_back(fmt::format(
         "{} stage-1 kernels per step before it are not weighed (the edit changed how many stage-1 kernels a step "
@@ -498,19 +548,115 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
   // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
-  const L2PriorWrites law = context.workload ? l2_prior_writes_of(context.workload->params) : L2PriorWrites{};
+  const L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
+                                                sim::l2_writeback_of(context.workload->params, context.workload->gpu)}
+                                      : L2Terms{};
   if (context.op_bytes)
     for (size_t i = 0; i < w.after.size(); ++i)
       for (StepKernel& k : w.after[i].kernels)
         k.bytes = context.op_bytes->of(k, w.step_requests.empty() ? w.after[i].batch : w.step_requests[i]);
+  // Each policy's plan for each batch the steps ran, made once.
+  std::map<std::pair<int, std::string>, sim::Evaluation> plan_cache;
+  const auto plan_of = [&](const std::string& policy, size_t step, const std::string& edit) -> const sim::Evaluation& {
+    auto it = plan_cache.find({w.step_requests[step], policy});
+    if (it == plan_cache.end())
+      it = plan_cache
+               .emplace(std::pair{w.step_requests[step], policy}, workloads->evaluate(policy, w.before[step], edit))
+               .first;
+    return it->second;
+  };
+  // The attention's own kernels, where the user's file does not give their bytes, move what the running plan does
+  // (sim/attention_bytes.h): the ops before a stage 1 may reach back to the attention of the layer before.
+  const auto attention_bytes_from = [&](const std::string& policy, const std::string& edit) {
+    if (!context.op_bytes || !workloads || !l2.any()) return;
+    for (size_t i = 0; i < w.after.size(); ++i) {
+      const sim::AttentionBytes b =
+          sim::attention_bytes(*plan_of(policy, i, edit).plan, workloads->of(w.before[i]).batch);
+      for (StepKernel& k : w.after[i].kernels) {
+        const bool stage1 = k.kernel_class == "mla_stage1";
+        if ((!stage1 && k.kernel_class != "mla_reduce") || context.op_bytes->of(k, w.step_requests[i])) continue;
+        k.bytes =
+            stage1 ? OpBytes{b.stage1_read_mb, b.stage1_written_mb} : OpBytes{b.reduce_read_mb, b.reduce_written_mb};
+      }
+    }
+  };
+  if (!edits.empty()) attention_bytes_from(running, edits.front().text);
+  // The write-back of `dirty_mb` for a step's stage 1 under `policy`, played once per plan and MB (to 1e-3 MB).
+  std::map<std::tuple<int, std::string, long long>, double> writebacks;
+  const auto writeback_under = [&](const std::string& policy) -> WritebackCost {
+    return [&, policy](size_t step, double dirty_mb) {
+      if (!l2.writeback.known() || dirty_mb <= 0 || !workloads) return 0.0;
+      const std::tuple key{w.step_requests[step], policy, std::llround(dirty_mb * 1e3)};
+      auto it = writebacks.find(key);
+      if (it == writebacks.end()) {
+        const sim::WorkloadContext& ctx = workloads->of(w.before[step]);
+        it = writebacks
+                 .emplace(key, sim::l2_writeback_us(*plan_of(policy, step, policy).plan, ctx.batch, ctx.gpu, ctx.params,
+                                                    dirty_mb, l2.writeback))
+                 .first;
+      }
+      return it->second;
+    };
+  };
   // The law was fitted to an unsplit plan: a fuse or remove edit's line says when the step's plan splits.
   const auto split_plan = [&](const std::string& edit) -> std::string {
-    if (!law.known() || !context.op_bytes || !workloads) return "";
-    const sim::Evaluation e = workloads->evaluate(running, w.before.front(), edit);
-    const int partials = e.prediction->metrics.num_partials;
+    if (!l2.law.known() || !context.op_bytes || !workloads) return "";
+    const int partials = plan_of(running, 0, edit).prediction->metrics.num_partials;
     return partials > 0
                ? fmt::format("; fitted to an unsplit plan, and {} splits here ({} partials)", running, partials)
                : "";
+  };
+  // A policy edit's stage 1s pay the write-back of what the ops before them left dirty under the new plan; the
+  // measured ones paid it under the plan that ran, and the ratio scaled that with them. Says what it did.
+  const auto weigh_policy_writeback = [&](const std::string& next_policy, const auto& by_batch,
+                                          const std::vector<std::vector<PriorWrites>>& prior_ran) -> std::string {
+    std::string why_not = l2.writeback.known() ? l2_not_weighed(l2, context)
+                                               : fmt::format("no L2 write-back measured on {}", gpu_name(context));
+    if (!why_not.empty())
+      return fmt::format("; the write-back of what the ops before each stage 1 left dirty in L2 is not weighed ({})",
+                         why_not);
+    attention_bytes_from(next_policy, next_policy);
+    const WritebackCost ran_wb = writeback_under(running), next_wb = writeback_under(next_policy);
+    int weighed = 0, unknown = 0;
+    std::string missing;
+    double dirty_ran = 0, dirty_next = 0, us_ran = 0, us_next = 0, delta = 0;
+    for (size_t i = 0; i < w.after.size(); ++i) {
+      const std::vector<PriorWrites> next = prior_writes_us(w.after[i], l2);
+      const double r = by_batch.at(w.step_requests[i]).ratio();
+      size_t k = 0;
+      for (StepKernel& kernel : w.after[i].kernels) {
+        if (kernel.kernel_class != "mla_stage1" || k >= next.size() || k >= prior_ran[i].size()) continue;
+        const PriorWrites &a = prior_ran[i][k], &b = next[k];
+        ++k;
+        if (!a.known() || !b.known()) {
+          ++unknown;
+          if (missing.empty()) missing = a.known() ? b.missing : a.missing;
+          continue;
+        }
+        const double ran_us = ran_wb(i, a.dirty_mb), next_us = next_wb(i, b.dirty_mb), was = kernel.exposed_us;
+        kernel.exposed_us = std::max(0.0, kernel.exposed_us + next_us - r * ran_us);
+        ++weighed;
+        dirty_ran += a.dirty_mb;
+        dirty_next += b.dirty_mb;
+        us_ran += ran_us;
+        us_next += next_us;
+        delta += kernel.exposed_us - was;
+      }
+    }
+    const double steps = static_cast<double>(w.after.size());
+    std::string out;
+    if (weighed > 0)
+      out = fmt::format(
+          "; {} stage-1 kernels per step {:+.2f} us each for the write-back of what the ops before them left dirty in "
+          "L2 ({:.1f} MB under {}, {:.2f} us, scaled by the ratio -> {:.1f} MB under {}, {:.2f} us; docs/step.md §6)",
+          weighed / steps, delta / weighed, dirty_ran / weighed, running, us_ran / weighed, dirty_next / weighed,
+          next_policy, us_next / weighed);
+    if (unknown > 0)
+      out += fmt::format(
+          "; {} stage-1 kernels per step keep the ratio's time (an op less than {:.0f} MB of traffic before them has "
+          "no bytes in {}: {})",
+          unknown / steps, l2.window_mb(), context.op_bytes->origin, short_name(missing));
+    return out;
   };
   for (const StepEdit& e : edits) {
     const double before_us = summarize(w.after).time_us;
@@ -522,13 +668,13 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       std::map<int, PolicyChange> by_batch;
       const sim::L2Carry carry = sim::l2_carry_of(context.workload->params);  // resized batches keep the params
       int layers = 0, followers = 0;
+      const auto prior_ran = prior_writes_of(w.after, l2, context);  // with the running plan's attention bytes
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
         auto c = by_batch.find(requests);
         if (c == by_batch.end()) {
           c = by_batch
-                  .emplace(requests, policy_change(workloads->evaluate(running, w.before[i], e.text),
-                                                   workloads->evaluate(e.policy, w.before[i], e.text),
+                  .emplace(requests, policy_change(plan_of(running, i, e.text), plan_of(e.policy, i, e.text),
                                                    workloads->of(w.before[i]), carry))
                   .first;
           if (c->second.ran_us <= 0 || c->second.next_us <= 0)
@@ -562,6 +708,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                            context.workload->gpu.name);
       else
         did += fmt::format("; {} kernels per step took the carry-over", followers / static_cast<int>(w.after.size()));
+      did += weigh_policy_writeback(e.policy, by_batch, prior_ran);
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
@@ -637,7 +784,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         fused_sum += us;
         return us;
       };
-      const auto prior = prior_writes_of(w.after, law, context);
+      const auto prior = prior_writes_of(w.after, l2, context);
       int runs = 0;
       for (DecodeStep& s : w.after) runs += fuse_runs(s, match, cost, fused_bytes);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
@@ -653,15 +800,15 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                : std::string());
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
                         runs / static_cast<int>(w.after.size()), fused_sum / runs, costed,
-                        weigh_prior_writes(w.after, prior, law, context, split_plan(e.text)));
+                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
-      const auto prior = prior_writes_of(w.after, law, context);
+      const auto prior = prior_writes_of(w.after, l2, context);
       int removed = 0;
       for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
       did = fmt::format("{} kernels per step removed; {}", removed / static_cast<int>(w.after.size()),
-                        weigh_prior_writes(w.after, prior, law, context, split_plan(e.text)));
+                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
     } else {
       for (DecodeStep& s : w.after)
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;

@@ -14,7 +14,7 @@ namespace mlasim {
 
 // What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the global parameter of the
 // same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor, bw_knee); t_pass_us falls back to 0,
-// reread_fraction to 1, page_copy_us to 0.
+// reread_fraction to 1, page_copy_us and writeback_exposure to 0.
 // Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
   double t_fix_us = kUnset;            // fixed part of one work (prologue, Q staging, epilogue)
@@ -27,6 +27,9 @@ struct KernelClassParams {
                                        // that copy page by page: kernel_class.h page_copies)
   double bw_knee = kUnset;             // sharpness of the memory curve its stage 1 streams under: how many loads a
                                        // kernel keeps in flight decides how sharply its offered load saturates HBM
+  double writeback_exposure = kUnset;  // how much of the memory curve's answer to the L2 write-back before it (what
+                                       // the ops before left dirty, sim/l2_writeback.h) its stage 1 shows; measured
+                                       // per GPU by a probe, 0 (none) where not
   static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -140,10 +143,11 @@ double effective_cost_param(const CostParams& p, const std::string& key);
 
 // The global keys only (no class keys), in declaration order.
 const std::vector<std::string>& global_cost_param_keys();
-// True for a parameter of the kernels (every class key but a class's memory-curve knee; the fixed costs, compute
+// True for a parameter of the kernels (every class key but a class's memory-curve knee and write-back exposure; the
+// fixed costs, compute
 // efficiency, per-cluster rate, reduce costs, stage gap, L2 re-read share, gather cost, overlap and grid factor),
-// which carries to another GPU of the same architecture; false for the GPU's own memory curve (a class's knee
-// included) and launch path. Throws InputError for an unknown key.
+// which carries to another GPU of the same architecture; false for the GPU's own memory curve (a class's knee and
+// write-back exposure included) and launch path. Throws InputError for an unknown key.
 bool is_kernel_param_key(const std::string& key);
 
 // The time (us) of a standalone kernel that moves `bytes` through HBM, `written` of them writes (the rest reads):
@@ -157,8 +161,8 @@ double stream_write_tbps_of(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
 // matrix_efficiency <= 1, grid_occupancy 1..64, reduce_blocks_per_cu and reduce_wide_blocks_per_cu 0..64, bw_knee and
-// compute_overlap_n 0 or 1..64, a class's bw_knee 1..64, reread_fraction 0..1, grid_stream_factor in (0, 4]; unset
-// class values are fine).
+// compute_overlap_n 0 or 1..64, a class's bw_knee 1..64 and writeback_exposure 0..4, reread_fraction 0..1,
+// grid_stream_factor in (0, 4]; unset class values are fine).
 void validate_cost_params(const CostParams& p);
 
 }  // namespace mlasim

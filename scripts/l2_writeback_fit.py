@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Fits a kernel class's L2 write-back exposure (sim/l2_writeback.h, docs/step.md §6) to grid and neighbours probes:
+how much of the memory curve's answer to the write-back of what the ops before it left dirty our attention's stage 1
+shows.
+
+  scripts/l2_writeback_fit.py MLASIM GPU CLASS CSV... [--pairs] [--write DATE]
+
+For each probe row (a producer, then our attention as the follower; scripts/l2_carry_probe.py), the extra time over
+the same follower after its baseline, less what the prior-writes law gives (model/l2_prior_writes.h), is set against
+what the memory curve gives for the MB left dirty: the follower's stage 1 played by `mlasim predict` with the
+bandwidth the write-back leaves (the formula of sim/src/l2_writeback.cpp, exposure 1), dirty MB as
+l2_dirty_before_mb counts them. The exposure is the least-squares slope through 0, in [0, 4].
+
+  grid rows (default): every producer against "none" (the follower after the previous repeat's follower, whose
+                       outputs are dirty at its start)
+  --pairs:             neighbours-probe rows whose producer ends with the block-table copy, against the same
+                       producer without it (both after the GEMM of the layer before): a split follower's "none"
+                       follows its own partials, the GEMM's 134 MB leaves the L2 clean
+
+--write sets data/gpus/GPU.json's `CLASS.writeback_exposure` (kind measured, with the fit's sources and its 1 sigma).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import tempfile
+
+MB = 1e6
+CHUNKS = 40  # kL2PriorWritesChunks
+STACK_COPY = "copy:16.777216"
+
+
+def stack_ops(requests=16, heads=128):
+    """The step stack's ops (read MB, written MB) at `requests`, from scripts/step_op_bytes.py's per-request bytes
+    of its 128-head stack (data/measurements/h200/step_interleaved/b16_ctx4096/op_bytes.json)."""
+    s = heads / 128
+    r = requests
+    q = {"split": (49152 * s * r, 32768 * s * r), "bmm": (16777216 * s + 32768 * s * r, 131072 * s * r),
+         "cat": (147456 * s * r, 147456 * s * r), "scale": (147456 * s * r, 147456 * s * r),
+         "quant": (147456 * s * r, 73728 * s * r)}
+    return {"qsep": [q[k] for k in ("split", "bmm", "cat", "scale", "quant")],
+            "qfused": [(16777216 * s + 49152 * s * r, 73728 * s * r)],
+            "rope": [(17800 * s * r, 17536 * s * r)],
+            "gemm": [(134217728 * s + 32768 * s * r, 8192 * s * r)]}
+
+
+def producer_ops(spec):
+    """Ops (read MB, written MB), oldest first."""
+    out = []
+    stack = stack_ops()
+    for part in spec.split("+"):
+        kind, _, arg = part.partition(":")
+        if kind == "none":
+            continue
+        if kind in stack:
+            out += [(a / MB, b / MB) for a, b in stack[kind]]
+        elif kind == "fill":
+            out.append((0.0, float(arg)))
+        elif kind == "read":
+            out.append((float(arg), 0.0))
+        elif kind == "copy":
+            out.append((float(arg), float(arg)))
+        else:
+            raise ValueError(spec)
+    return out
+
+
+def dirty_before(ops, window, cap):
+    dirty = touched = 0.0
+    for r_mb, w_mb in reversed(ops):
+        if touched > window:
+            break
+        r, w = r_mb / CHUNKS, w_mb / CHUNKS
+        for _ in range(CHUNKS):
+            if w > 0 and touched + w <= window:
+                dirty += w
+            touched += r + w
+    return min(dirty, cap)
+
+
+def law_us(ops, p):
+    """model/l2_prior_writes.cpp."""
+    if not all(p.get(k, 0) > 0 for k in ("l2_prior_writes_us_per_mb", "l2_prior_writes_rho_mb",
+                                          "l2_prior_writes_max_us", "l2_prior_writes_cap_mb")):
+        return 0.0
+    total = after = touched = 0.0
+    cap = p["l2_prior_writes_cap_mb"]
+    for r_mb, w_mb in reversed(ops):
+        if touched > cap:
+            break
+        r, w = r_mb / CHUNKS, w_mb / CHUNKS
+        for _ in range(CHUNKS):
+            if w > 0 and touched + w <= cap:
+                total += w * p["l2_prior_writes_us_per_mb"] * math.exp(after / p["l2_prior_writes_rho_mb"])
+            after += r + p.get("l2_prior_writes_gamma", 0.0) * w
+            touched += r + w
+    return min(p["l2_prior_writes_max_us"], total)
+
+
+class Curve:
+    """The memory curve's answer (us) for a follower and dirty MB, exposure 1: sim/src/l2_writeback.cpp."""
+
+    def __init__(self, mlasim, gpu):
+        self.mlasim, self.gpu = mlasim, gpu
+        with open(os.path.join("data", "gpus", gpu + ".json")) as f:
+            self.profile = json.load(f)
+        self.p = {k: v["value"] for k, v in self.profile["params"].items()}
+        self.window = self.profile["l2_mib"] * (1 << 20) / MB
+        self.cache = {}
+
+    def predict(self, follower, b_hbm):
+        _, b, ctx, pol = follower.split(":", 3)
+        pol, _, heads = pol.partition("@")
+        prof = json.loads(json.dumps(self.profile))
+        prof["params"]["b_hbm_tbps"]["value"] = b_hbm
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(prof, f)
+        try:
+            out = subprocess.run([self.mlasim, "predict", "--gpu", f.name, "--batch", b, "--context", ctx, "--heads",
+                                  heads or "128", "--q-dtype", "bf16", "--kv-dtype", "bf16", "--page-size", "64",
+                                  "--policy", pol, "--format", "json"], check=True, capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+        return json.loads(out.stdout)
+
+    def us(self, follower, dirty):
+        if dirty <= 0:
+            return 0.0
+        key = (follower, round(dirty, 3))
+        if key not in self.cache:
+            B = self.p["b_hbm_tbps"]
+            clean = self.predict(follower, B)
+            as_reads = dirty * self.p["l2_carry_us_per_mb"] * B
+            slowed = self.predict(follower, B / (1 + as_reads / self.window))
+            read_mb = clean["kv_bytes"] / MB
+            self.cache[key] = max(0.0, slowed["stage1_us"] - clean["stage1_us"]) * min(1.0, self.window / read_mb)
+        return self.cache[key]
+
+    def own_outputs_mb(self, follower):
+        """The unsplit follower's bf16 outputs, dirty as the next repeat's follower starts."""
+        _, b, _, pol = follower.split(":", 3)
+        heads = int(pol.partition("@")[2] or 128)
+        return int(b) * heads * 512 * 2 / MB
+
+
+def rows_of(csvs):
+    rows = {}
+    for path in csvs:
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                rows.setdefault((r["producer"], r["follower"]), []).append(float(r["follower_us"]))
+    return {k: sum(v) / len(v) for k, v in rows.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mlasim")
+    ap.add_argument("gpu")
+    ap.add_argument("cls")
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--pairs", action="store_true")
+    ap.add_argument("--write", metavar="DATE")
+    a = ap.parse_args()
+    curve = Curve(a.mlasim, a.gpu)
+    cap = curve.p["l2_carry_cap_mb"]
+    rows = rows_of(a.csv)
+    points = []  # (label, curve us, measured less the law, us)
+    for (producer, follower), us in sorted(rows.items()):
+        if a.pairs:
+            if not (producer.startswith("gemm+") and producer.endswith("+" + STACK_COPY)):
+                continue
+            base_producer = producer[: -len("+" + STACK_COPY)]
+            if (base_producer, follower) not in rows:
+                continue
+            ops1, ops0 = producer_ops(producer), producer_ops(base_producer)
+            y = us - rows[(base_producer, follower)]
+        else:
+            if producer in ("none", "gemm") or ("none", follower) not in rows:
+                continue
+            own = [(0.0, curve.own_outputs_mb(follower))]
+            ops1, ops0 = own + producer_ops(producer), own
+            y = us - rows[("none", follower)]
+        d1, d0 = dirty_before(ops1, curve.window, cap), dirty_before(ops0, curve.window, cap)
+        c = curve.us(follower, d1) - curve.us(follower, d0)
+        law = law_us(ops1, curve.p) - law_us(ops0, curve.p)
+        points.append((f"{producer} -> {follower}", d0, d1, c, y - law))
+    sxx = sum(c * c for *_, c, _ in points)
+    e = min(4.0, max(0.0, sum(c * y for *_, c, y in points) / sxx)) if sxx > 0 else 0.0
+    resid = [y - e * c for *_, c, y in points]
+    n = len(points)
+    rms = math.sqrt(sum(r * r for r in resid) / n) if n else 0.0
+    sigma = math.sqrt(sum(r * r for r in resid) / max(1, n - 1) / sxx) if sxx > 0 else 0.0
+    print(f"{'row':70s} {'dirty MB':>13s} {'curve':>7s} {'meas-law':>8s} {'fit':>7s}")
+    for label, d0, d1, c, y in points:
+        print(f"{label[:70]:70s} {d0:5.1f}->{d1:5.1f} {c:+7.2f} {y:+8.2f} {e * c:+7.2f}")
+    print(f"{a.gpu} {a.cls}.writeback_exposure = {e:.3f} +- {sigma:.3f} ({n} rows; rms {rms:.2f} us, "
+          f"with none {math.sqrt(sum(y * y for *_, y in points) / max(1, n)):.2f} us)")
+    if a.write:
+        date = a.write
+        path = os.path.join("data", "gpus", a.gpu + ".json")
+        with open(path) as f:
+            prof = json.load(f)
+        prof["params"][f"{a.cls}.writeback_exposure"] = {
+            "value": round(e, 4), "kind": "measured", "std": round(sigma, 4),
+            "source": f"scripts/l2_writeback_fit.py {'--pairs ' if a.pairs else ''}on {', '.join(a.csv)} ({n} rows, rms "
+                      f"{rms:.2f} us), {date}; docs/step.md section 6"}
+        with open(path, "w") as f:
+            json.dump(prof, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+#include "mlasim/sim/l2_writeback.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "mlasim/sim/simulator.h"
+
+namespace mlasim::sim {
+
+L2Writeback l2_writeback_of(const CostParams& params, const Gpu& gpu) {
+  const L2Writeback wb{params.l2_carry_us_per_mb, params.l2_carry_cap_mb, gpu.l2_mib * double(1 << 20) / 1e6};
+  return wb.known() ? wb : L2Writeback{};
+}
+
+double l2_dirty_before_mb(std::span<const OpBytes> ops, const L2Writeback& wb) {
+  double dirty = 0, touched = 0;
+  for (auto op = ops.rbegin(); op != ops.rend() && touched <= wb.window_mb; ++op) {
+    const double r = op->read_mb / kL2PriorWritesChunks, w = op->written_mb / kL2PriorWritesChunks;
+    for (int c = 0; c < kL2PriorWritesChunks; ++c) {
+      if (w > 0 && touched + w <= wb.window_mb) dirty += w;
+      touched += r + w;
+    }
+  }
+  return std::min(dirty, wb.cap_mb);
+}
+
+double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                       double dirty_mb, const L2Writeback& wb) {
+  if (!wb.known() || dirty_mb <= 0 || params.b_hbm_tbps <= 0) return 0;
+  const Metrics clean = simulate_metrics(plan, batch, gpu, params);
+  const double read_mb = clean.kv_bytes / 1e6;
+  if (read_mb <= 0 || clean.stage1_us <= 0) return 0;
+  // The dirty MB in MB of reads: the memory writes slower than it reads (1 TB/s = 1 MB/us).
+  const double as_reads = dirty_mb * wb.us_per_mb * params.b_hbm_tbps;
+  CostParams shared = params;
+  shared.b_hbm_tbps = params.b_hbm_tbps / (1.0 + as_reads / wb.window_mb);
+  const Metrics slowed = simulate_metrics(plan, batch, gpu, shared);
+  const double curve_us = std::max(0.0, slowed.stage1_us - clean.stage1_us) * std::min(1.0, wb.window_mb / read_mb);
+  const std::optional<KernelClassId> cls = parse_kernel_class(clean.kernel_class);
+  return cls ? curve_us * params.resolved(*cls).writeback_exposure : 0.0;
+}
+
+}  // namespace mlasim::sim

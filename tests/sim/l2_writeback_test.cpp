@@ -1,0 +1,158 @@
+// The L2 write-back before a stage 1 (sim/l2_writeback.h): what the ops before it leave dirty, and what that costs a
+// stage 1 under the memory curve's knee and at its limit; against the committed H200 grid probes with 16-head
+// attentions as followers (data/measurements/h200/l2_grid/h16_followers/), which the 16-head class's exposure was
+// fitted to (scripts/l2_writeback_fit.py): the rows here are the ones the step what-if meets, fills and copies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mlasim/sim/evaluation.h"
+#include "mlasim/sim/l2_writeback.h"
+
+namespace mlasim::sim {
+namespace {
+
+WorkloadContext hopper16(const std::string& gpu, int batch, int context, int heads = 16) {
+  Workload w;
+  w.gpu = gpu;
+  w.batch = BatchSpec::uniform(batch, context);
+  w.heads = heads;
+  w.q_dtype = DType::bf16;
+  w.kv_dtype = DType::bf16;
+  w.page_size = 64;
+  return resolve(w);
+}
+
+double writeback_us(const WorkloadContext& ctx, const std::string& policy, double dirty_mb) {
+  const Evaluation e = evaluate(policy, ctx);
+  return l2_writeback_us(*e.plan, ctx.batch, ctx.gpu, ctx.params, dirty_mb, l2_writeback_of(ctx.params, ctx.gpu));
+}
+
+const L2Writeback kWindow{0.25, 29.1, 52.4};
+
+TEST(L2Writeback, DirtyBeforeCountsTheWritesTheL2StillHolds) {
+  const std::vector<OpBytes> fill16{{0, 16}};
+  EXPECT_NEAR(l2_dirty_before_mb(fill16, kWindow), 16.0, 1e-9);
+  // Reads alone leave nothing dirty; 40 MB read after a 24 MB fill leave the fill's last 12.4 MB in the window.
+  const std::vector<OpBytes> reads{{64, 0}};
+  EXPECT_EQ(l2_dirty_before_mb(reads, kWindow), 0.0);
+  const std::vector<OpBytes> fill_then_read{{0, 24}, {40, 0}};
+  EXPECT_NEAR(l2_dirty_before_mb(fill_then_read, kWindow), 12.4, 24.0 / kL2PriorWritesChunks + 1e-9);
+  // At most the cap: the most the carry-over probe found left dirty.
+  const std::vector<OpBytes> fill40{{0, 40}};
+  EXPECT_NEAR(l2_dirty_before_mb(fill40, kWindow), 29.1, 1e-9);
+  // A copy writes as it reads: 16 MB copied stay dirty whole (32 MB touched, within the L2).
+  const std::vector<OpBytes> copy16{{16, 16}};
+  EXPECT_NEAR(l2_dirty_before_mb(copy16, kWindow), 16.0, 1e-9);
+}
+
+TEST(L2Writeback, UnknownWithoutTheCarryOverOrTheExposure) {
+  const WorkloadContext amd = hopper16("mi355x", 128, 2048);
+  EXPECT_FALSE(l2_writeback_of(amd.params, amd.gpu).known());
+  EXPECT_EQ(writeback_us(amd, "aiter-v1", 16), 0.0);
+  // The H100 has the carry-over but no 16-head probe: its 16-head class shows none.
+  const WorkloadContext h100 = hopper16("h100", 128, 2048);
+  EXPECT_TRUE(l2_writeback_of(h100.params, h100.gpu).known());
+  EXPECT_EQ(h100.params.resolved(KernelClassId::wgmma_bf16).writeback_exposure, 0.0);
+  EXPECT_EQ(writeback_us(h100, "aiter-v1", 16), 0.0);
+}
+
+TEST(L2Writeback, TheH200ProfileCarriesTheMeasuredExposures) {
+  const CostParams& p = hopper16("h200", 16, 4096).params;
+  EXPECT_NEAR(p.resolved(KernelClassId::wgmma_bf16).writeback_exposure, 0.95, 0.1);  // the 16-head kernel: the curve
+  EXPECT_LT(p.resolved(KernelClassId::wgmma_bf16_pair).writeback_exposure, 0.1);     // the 128-head one: none
+}
+
+// Under the knee (16 CUs streaming) the write-back goes in spare bandwidth; at the limit (128 CUs) it costs about
+// the memory's write time; in between, part of it. More dirty MB cost more.
+TEST(L2Writeback, CostsAStageOneByItsShareOfTheMemory) {
+  const double few = writeback_us(hopper16("h200", 16, 4096), "aiter-v1", 16);
+  const double half = writeback_us(hopper16("h200", 64, 4096), "aiter-v1", 16);
+  const WorkloadContext all_ctx = hopper16("h200", 128, 2048);
+  const double all = writeback_us(all_ctx, "aiter-v1", 16);
+  EXPECT_LT(few, 0.05);
+  EXPECT_GT(half, 5 * few);
+  EXPECT_GT(all, 3 * half);
+  const double write_time = 16 * all_ctx.params.l2_carry_us_per_mb;
+  EXPECT_GT(all, 0.6 * write_time);
+  EXPECT_LT(all, 1.2 * write_time);
+  EXPECT_LT(writeback_us(all_ctx, "aiter-v1", 8), all);
+  EXPECT_GT(writeback_us(all_ctx, "aiter-v1", 24), all);
+  EXPECT_EQ(writeback_us(all_ctx, "aiter-v1", 0), 0.0);
+}
+
+// The probe's fills and copies before the three unsplit 16-head attentions of the step runs (128, 64 and 16 SMs
+// streaming), each against the same attention after the previous repeat's (whose outputs are dirty as it starts).
+TEST(L2Writeback, PredictsTheH200GridProbesFillsAndCopies) {
+  struct Follower {
+    const char* folder;
+    int batch, context;
+  };
+  const WorkloadContext any = hopper16("h200", 16, 4096);
+  const L2Writeback wb = l2_writeback_of(any.params, any.gpu);
+  ASSERT_TRUE(wb.known());
+  double sum_abs = 0, worst = 0;
+  int n = 0;
+  std::string table;
+  for (const Follower f :
+       {Follower{"attn_128_2048_aiter-v1_h16", 128, 2048}, Follower{"attn_64_4096_aiter-v1_h16", 64, 4096},
+        Follower{"attn_16_4096_aiter-v1_h16", 16, 4096}}) {
+    std::ifstream in(std::string(MLASIM_DATA_DIR) + "/measurements/h200/l2_grid/h16_followers/" + f.folder +
+                     "/l2_carry.csv");
+    ASSERT_TRUE(in) << f.folder;
+    std::map<std::string, double> us;
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::stringstream ss(line);
+      std::string producer, follower, samples, value;
+      std::getline(ss, producer, ',');
+      std::getline(ss, follower, ',');
+      std::getline(ss, samples, ',');
+      std::getline(ss, value, ',');
+      us[producer] = std::stod(value);
+    }
+    ASSERT_TRUE(us.count("none")) << f.folder;
+    const WorkloadContext ctx = hopper16("h200", f.batch, f.context);
+    const Evaluation e = evaluate("aiter-v1", ctx);
+    const double own = f.batch * 16 * 2.0 * 512 / 1e6;  // the previous repeat's bf16 outputs
+    const auto cost = [&](std::vector<OpBytes> ops) {
+      ops.insert(ops.begin(), OpBytes{0, own});
+      return l2_writeback_us(*e.plan, ctx.batch, ctx.gpu, ctx.params, l2_dirty_before_mb(ops, wb), wb);
+    };
+    const double baseline = cost({});
+    const std::vector<std::pair<std::string, std::vector<OpBytes>>> producers = {
+        {"fill:4", {{0, 4}}},
+        {"fill:8", {{0, 8}}},
+        {"fill:12", {{0, 12}}},
+        {"fill:16", {{0, 16}}},
+        {"fill:20", {{0, 20}}},
+        {"fill:24", {{0, 24}}},
+        {"copy:8", {{8, 8}}},
+        {"copy:16", {{16, 16}}},
+        {"fill:8.52+copy:16.777216", {{0, 8.52}, {16.777216, 16.777216}}}};
+    for (const auto& [producer, ops] : producers) {
+      ASSERT_TRUE(us.count(producer)) << f.folder << " " << producer;
+      const double predicted = cost(ops) - baseline, measured = us[producer] - us["none"];
+      sum_abs += std::abs(predicted - measured);
+      worst = std::max(worst, std::abs(predicted - measured));
+      ++n;
+      table += fmt::format("{:28s} {:26s} predicted {:+5.2f} us, measured {:+5.2f} us\n", f.folder, producer, predicted,
+                           measured);
+    }
+  }
+  const double mae = sum_abs / n;
+  table += fmt::format("{} rows: mean error {:.2f} us, worst {:.2f} us\n", n, mae, worst);
+  EXPECT_LT(mae, 0.45) << table;
+  EXPECT_LT(worst, 1.3) << table;
+  std::cout << table;
+}
+
+}  // namespace
+}  // namespace mlasim::sim
