@@ -28,8 +28,8 @@ nlohmann::json step_json(const std::string& args) {
 }
 
 // Every folder of validation traces (data/measurements/<gpu>/step*/): four runs of two rounds of three changes;
-// 36 interleaved runs (15 on H100s, eight of them at other workloads, copy sizes or with a KV cache per layer; 21
-// on H200s, 18 of them at other workloads, copy sizes, with a KV cache per layer or at 16 heads) of four changes and a
+// 40 interleaved runs (15 on H100s, eight of them at other workloads, copy sizes or with a KV cache per layer; 25
+// on H200s, 22 of them at other workloads, copy sizes, with a KV cache per layer or at 16 heads) of four changes and a
 // mixed-batch change predicted with and without the steps' own batches. Six predictions each.
 const std::vector<std::string>& step_folders() {
   static const std::vector<std::string> folders = {"h100/step",
@@ -71,7 +71,11 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_heads/h16_b16_ctx4096",
                                                    "h200/step_heads/h16_b64_ctx4096",
                                                    "h200/step_heads/h16_b32_ctx8192",
-                                                   "h200/step_heads/h16_b128_ctx2048"};
+                                                   "h200/step_heads/h16_b128_ctx2048",
+                                                   "h200/step_writeback/h16_b96_ctx2048",
+                                                   "h200/step_writeback/h16_b48_ctx4096",
+                                                   "h200/step_writeback/h16_b24_ctx8192",
+                                                   "h200/step_writeback/h16_b128_ctx4096"};
   return folders;
 }
 
