@@ -732,6 +732,38 @@ TEST_F(StepEdits, RemovingAnOpChangesTheWritebackTheAttentionPays) {
   EXPECT_NE(with.notes[0].find("its write-back"), std::string::npos) << with.notes[0];
 }
 
+// A policy edit weighs the write-back of what the ops before each stage 1 left dirty under both plans: the measured
+// stage 1 paid the plan that ran (and the ratio scaled that with it), the new one pays its own.
+TEST_F(StepEdits, APolicyEditWeighsTheWritebackUnderBothPlans) {
+  const sim::WorkloadContext ctx = h100_context();
+  const sim::L2Writeback wb = sim::l2_writeback_of(ctx.params, ctx.gpu);
+  const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
+  const std::vector<StepEdit> edit = {parse_step_edit("policy=fixed:splits=4")};
+  const StepWhatIf with = apply_step_edits(a, edit, {&ctx, "aiter-v1", nullptr, &bytes});
+  const sim::WorkloadContext law_only = without_writeback(ctx);
+  const StepWhatIf without = apply_step_edits(a, edit, {&law_only, "aiter-v1", nullptr, &bytes});
+  const sim::Evaluation ran = sim::evaluate("aiter-v1", ctx), next = sim::evaluate("fixed:splits=4", ctx);
+  const auto device_us = [&](const sim::Evaluation& e) {
+    return sim::trace_device_us(e.prediction->metrics, ctx.params,
+                                sim::plan_kernels(*e.plan, sim::kernel_batch(*e.plan, ctx.batch)));
+  };
+  const double r = device_us(next) / device_us(ran);
+  // Both layers' stage 1s follow the BMM, the cat, RoPE and the copy (the BMM takes the traffic past the L2).
+  const double dirty = sim::l2_dirty_before_mb(std::vector<OpBytes>{{17, 2}, {2, 2}, {0.16, 0.16}, {16, 16}}, wb);
+  const auto paid = [&](const sim::Evaluation& e) {
+    return sim::l2_writeback_us(*e.plan, ctx.batch, ctx.gpu, ctx.params, dirty, wb);
+  };
+  ASSERT_GT(paid(next), paid(ran));  // 64 CUs streaming against 16
+  EXPECT_NEAR(with.after_summary.class_us.at("mla_stage1") - without.after_summary.class_us.at("mla_stage1"),
+              2 * (paid(next) - r * paid(ran)), 1e-9);
+  EXPECT_NE(with.notes[0].find("for the write-back of what the ops before them left dirty"), std::string::npos)
+      << with.notes[0];
+  // Without the ops' bytes the line says it is not weighed.
+  const StepWhatIf no_bytes = apply_step_edits(a, edit, {&ctx, "aiter-v1", nullptr, nullptr});
+  EXPECT_NE(no_bytes.notes[0].find("left dirty in L2 is not weighed (the ops' bytes are not given"), std::string::npos)
+      << no_bytes.notes[0];
+}
+
 // With the ops' bytes, a fused kernel given by its bytes streams as the run's largest op did in the trace.
 TEST_F(StepEdits, AFusedKernelGivenByItsBytesStreamsAsTheRunsLargestOpDid) {
   const sim::WorkloadContext ctx = h100_context();
