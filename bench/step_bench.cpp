@@ -73,12 +73,14 @@ void BM_StepTenThousandKernels(benchmark::State& state) {
 BENCHMARK(BM_StepTenThousandKernels)->Unit(benchmark::kMillisecond);
 
 // The same with the ops' bytes given (mlasim step --op-bytes, the step stack's file) on an H100: every kernel takes
-// its bytes, and the fuse and the removal weigh what the ops wrote and read into L2 for each of the 1000 stage 1s.
+// its bytes, and the fuse, the removal and a policy change weigh what the ops wrote and read into L2, and the
+// write-back of what they left dirty, for each of the 1000 stage 1s.
 void BM_StepTenThousandKernelsWithOpBytes(benchmark::State& state) {
   const std::string text = trace_of(100, 10);
   const StepRules rules = load_step_rules("mlasim-torch");
   const std::vector<StepEdit> edits = {parse_step_edit("fuse=q_prep:bytes=18743296:written=1179648"),
-                                       parse_step_edit("remove=copy"), parse_step_edit("gaps=1")};
+                                       parse_step_edit("remove=copy"), parse_step_edit("policy=fixed:splits=4"),
+                                       parse_step_edit("gaps=1")};
   sim::Workload workload;
   workload.gpu = "h100";
   workload.batch = sim::BatchSpec::uniform(16, 4096);
