@@ -109,6 +109,7 @@ class Curve:
         self.p = {k: v["value"] for k, v in self.profile["params"].items()}
         self.window = self.profile["l2_mib"] * (1 << 20) / MB
         self.cache = {}
+        self.classes = {}  # the kernel class each follower's plan runs
 
     def predict(self, follower, b_hbm):
         _, b, ctx, pol = follower.split(":", 3)
@@ -132,6 +133,7 @@ class Curve:
         if key not in self.cache:
             B = self.p["b_hbm_tbps"]
             clean = self.predict(follower, B)
+            self.classes[follower] = clean["kernel_class"]
             as_reads = dirty * self.p["l2_carry_us_per_mb"] * B
             slowed = self.predict(follower, B / (1 + as_reads / self.window))
             read_mb = clean["kv_bytes"] / MB
@@ -186,6 +188,9 @@ def main():
         c = curve.us(follower, d1) - curve.us(follower, d0)
         law = law_us(ops1, curve.p) - law_us(ops0, curve.p)
         points.append((f"{producer} -> {follower}", d0, d1, c, y - law))
+    wrong = {f: c for f, c in curve.classes.items() if c != a.cls}
+    if wrong:
+        raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
     sxx = sum(c * c for *_, c, _ in points)
     e = min(4.0, max(0.0, sum(c * y for *_, c, y in points) / sxx)) if sxx > 0 else 0.0
     resid = [y - e * c for *_, c, y in points]
@@ -203,7 +208,7 @@ def main():
         with open(path) as f:
             prof = json.load(f)
         prof["params"][f"{a.cls}.writeback_exposure"] = {
-            "value": round(e, 4), "kind": "measured", "std": round(sigma, 4),
+            "value": round(e, 4), "kind": "measured", "std_error": round(sigma, 4),
             "source": f"scripts/l2_writeback_fit.py {'--pairs ' if a.pairs else ''}on {', '.join(a.csv)} ({n} rows, rms "
                       f"{rms:.2f} us), {date}; docs/step.md section 6"}
         with open(path, "w") as f:

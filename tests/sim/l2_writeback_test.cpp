@@ -88,7 +88,8 @@ TEST(L2Writeback, CostsAStageOneByItsShareOfTheMemory) {
 }
 
 // The probe's fills and copies before the three unsplit 16-head attentions of the step runs (128, 64 and 16 SMs
-// streaming), each against the same attention after the previous repeat's (whose outputs are dirty as it starts).
+// streaming), each against the same attention after the previous repeat's (whose outputs, written as its works end,
+// are dirty as it starts): the write-back and the prior-writes law together, as the step what-if adds them.
 TEST(L2Writeback, PredictsTheH200GridProbesFillsAndCopies) {
   struct Follower {
     const char* folder;
@@ -122,9 +123,12 @@ TEST(L2Writeback, PredictsTheH200GridProbesFillsAndCopies) {
     const WorkloadContext ctx = hopper16("h200", f.batch, f.context);
     const Evaluation e = evaluate("aiter-v1", ctx);
     const double own = f.batch * 16 * 2.0 * 512 / 1e6;  // the previous repeat's bf16 outputs
+    // What the what-if gives such a stage 1: the write-back and the prior-writes law.
+    const L2PriorWrites law = l2_prior_writes_of(ctx.params);
     const auto cost = [&](std::vector<OpBytes> ops) {
       ops.insert(ops.begin(), OpBytes{0, own});
-      return l2_writeback_us(*e.plan, ctx.batch, ctx.gpu, ctx.params, l2_dirty_before_mb(ops, wb), wb);
+      return l2_writeback_us(*e.plan, ctx.batch, ctx.gpu, ctx.params, l2_dirty_before_mb(ops, wb), wb) +
+             l2_prior_writes_us(ops, law);
     };
     const double baseline = cost({});
     const std::vector<std::pair<std::string, std::vector<OpBytes>>> producers = {

@@ -9,6 +9,7 @@
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/l2_prior_writes.h"
+#include "mlasim/sim/attention_bytes.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/l2_writeback.h"
@@ -762,6 +763,46 @@ TEST_F(StepEdits, APolicyEditWeighsTheWritebackUnderBothPlans) {
   const StepWhatIf no_bytes = apply_step_edits(a, edit, {&ctx, "aiter-v1", nullptr, nullptr});
   EXPECT_NE(no_bytes.notes[0].find("left dirty in L2 is not weighed (the ops' bytes are not given"), std::string::npos)
       << no_bytes.notes[0];
+}
+
+// Where the ops' file does not name the attention's kernels, they move what their plan does, and after a policy
+// edit what the new plan does (a predicted reduce included), so a later edit weighs the plan that now runs.
+TEST_F(StepEdits, TheAttentionsKernelsMoveTheirPlansBytes) {
+  const sim::WorkloadContext ctx = h100_context();
+  const OpBytesRules bytes = op_bytes_from_json(R"({"ops": [{"match": "re:q_absorb", "read_bytes": 17e6,
+    "written_bytes": 2e6}, {"match": "copy", "read_bytes": 16e6, "written_bytes": 16e6}]})",
+                                                "o.json");
+  const auto plan_bytes = [&](const std::string& policy) {
+    return sim::attention_bytes(*sim::evaluate(policy, ctx).plan, ctx.batch);
+  };
+  const auto stage1_and_reduce = [](const StepWhatIf& w) {
+    std::vector<const StepKernel*> out;
+    for (const StepKernel& k : w.after.front().kernels)
+      if (k.kernel_class == "mla_stage1" || k.kernel_class == "mla_reduce") out.push_back(&k);
+    return out;
+  };
+  const StepWhatIf removed = apply_step_edits(a, {parse_step_edit("remove=copy")}, {&ctx, "aiter-v1", nullptr, &bytes});
+  const sim::AttentionBytes ran = plan_bytes("aiter-v1");
+  for (const StepKernel* k : stage1_and_reduce(removed)) {
+    ASSERT_TRUE(k->bytes) << k->name;
+    EXPECT_DOUBLE_EQ(k->bytes->read_mb, k->kernel_class == "mla_stage1" ? ran.stage1_read_mb : ran.reduce_read_mb);
+  }
+  const StepWhatIf split =
+      apply_step_edits(a, {parse_step_edit("policy=fixed:splits=4"), parse_step_edit("remove=copy")},
+                       {&ctx, "aiter-v1", nullptr, &bytes});
+  const sim::AttentionBytes next = plan_bytes("fixed:splits=4");
+  ASSERT_GT(next.reduce_written_mb, 0.0);
+  int reduces = 0;
+  for (const StepKernel* k : stage1_and_reduce(split)) {
+    ASSERT_TRUE(k->bytes) << k->name;
+    const bool stage1 = k->kernel_class == "mla_stage1";
+    reduces += !stage1;
+    EXPECT_DOUBLE_EQ(k->bytes->written_mb, stage1 ? next.stage1_written_mb : next.reduce_written_mb) << k->name;
+  }
+  EXPECT_GT(reduces, 0);
+  // Without the file nothing gets bytes.
+  const StepWhatIf none = apply_step_edits(a, {parse_step_edit("remove=copy")}, {&ctx, "aiter-v1", nullptr, nullptr});
+  for (const StepKernel* k : stage1_and_reduce(none)) EXPECT_FALSE(k->bytes) << k->name;
 }
 
 // With the ops' bytes, a fused kernel given by its bytes streams as the run's largest op did in the trace.

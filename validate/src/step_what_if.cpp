@@ -48,6 +48,8 @@ struct L2Terms {
   double window_mb() const { return std::max(law.known() ? law.cap_mb : 0.0, writeback.window_mb); }
 };
 
+bool is_attention(const StepKernel& k) { return k.kernel_class == "mla_stage1" || k.kernel_class == "mla_reduce"; }
+
 // Each stage 1 of a step, in order. Ops are collected back to the one that takes the traffic past the terms' windows,
 // or to the step's start (the step before is left out).
 std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2) {
@@ -63,8 +65,16 @@ std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2)
         p.missing = s.kernels[j].name;
         break;
       }
-      ops.push_back(*s.kernels[j].bytes);
-      touched += ops.back().touched_mb();
+      const OpBytes& b = *s.kernels[j].bytes;
+      if (is_attention(s.kernels[j])) {
+        // An attention writes its outputs (or partials) as its works end, after their KV: in time order, the
+        // reads, then the writes (pushed newest first).
+        ops.push_back({0, b.written_mb});
+        ops.push_back({b.read_mb, 0});
+      } else {
+        ops.push_back(b);
+      }
+      touched += b.touched_mb();
     }
     std::reverse(ops.begin(), ops.end());
     if (p.known()) {
@@ -305,7 +315,7 @@ struct StreamReference {
 std::optional<StreamReference> stream_reference(std::span<const StepKernel> run, const CostParams& p) {
   const StepKernel* best = nullptr;
   for (const StepKernel& k : run)
-    if (k.bytes && k.bytes->touched_mb() > 0 && k.exposed_us > 0 &&
+    if (k.bytes && !is_attention(k) && k.bytes->touched_mb() > 0 && k.exposed_us > 0 &&
         (!best || k.bytes->touched_mb() > best->bytes->touched_mb()))
       best = &k;
   if (!best) return std::nullopt;
@@ -566,9 +576,12 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     return it->second;
   };
   // The attention's own kernels, where the user's file does not give their bytes, move what the running plan does
-  // (sim/attention_bytes.h): the ops before a stage 1 may reach back to the attention of the layer before.
+  // (sim/attention_bytes.h): the ops before a stage 1 may reach back to the attention of the layer before. Assigned
+  // when an edit first weighs the L2 terms, and again after each policy edit.
+  std::optional<std::string> attention_bytes_of;  // the policy whose plan gave them
   const auto attention_bytes_from = [&](const std::string& policy, const std::string& edit) {
-    if (!context.op_bytes || !workloads || !l2.any()) return;
+    if (!context.op_bytes || !workloads || !l2.any() || attention_bytes_of == policy) return;
+    attention_bytes_of = policy;
     for (size_t i = 0; i < w.after.size(); ++i) {
       const sim::AttentionBytes b =
           sim::attention_bytes(*plan_of(policy, i, edit).plan, workloads->of(w.before[i]).batch);
@@ -580,7 +593,6 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       }
     }
   };
-  if (!edits.empty()) attention_bytes_from(running, edits.front().text);
   // The write-back of `dirty_mb` for a step's stage 1 under `policy`, played once per plan and MB (to 1e-3 MB).
   std::map<std::tuple<int, std::string, long long>, double> writebacks;
   const auto writeback_under = [&](const std::string& policy) -> WritebackCost {
@@ -615,7 +627,6 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     if (!why_not.empty())
       return fmt::format("; the write-back of what the ops before each stage 1 left dirty in L2 is not weighed ({})",
                          why_not);
-    attention_bytes_from(next_policy, next_policy);
     const WritebackCost ran_wb = writeback_under(running), next_wb = writeback_under(next_policy);
     int weighed = 0, unknown = 0;
     std::string missing;
@@ -668,6 +679,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       std::map<int, PolicyChange> by_batch;
       const sim::L2Carry carry = sim::l2_carry_of(context.workload->params);  // resized batches keep the params
       int layers = 0, followers = 0;
+      attention_bytes_from(running, e.text);
       const auto prior_ran = prior_writes_of(w.after, l2, context);  // with the running plan's attention bytes
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
@@ -708,6 +720,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                            context.workload->gpu.name);
       else
         did += fmt::format("; {} kernels per step took the carry-over", followers / static_cast<int>(w.after.size()));
+      attention_bytes_from(e.policy, e.text);  // the kernels now run the new plan, a predicted reduce among them
       did += weigh_policy_writeback(e.policy, by_batch, prior_ran);
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
@@ -784,6 +797,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         fused_sum += us;
         return us;
       };
+      attention_bytes_from(running, e.text);
       const auto prior = prior_writes_of(w.after, l2, context);
       int runs = 0;
       for (DecodeStep& s : w.after) runs += fuse_runs(s, match, cost, fused_bytes);
@@ -803,6 +817,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                         weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
+      attention_bytes_from(running, e.text);
       const auto prior = prior_writes_of(w.after, l2, context);
       int removed = 0;
       for (DecodeStep& s : w.after) removed += remove_kernels(s, match);

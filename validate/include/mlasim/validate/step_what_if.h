@@ -4,15 +4,19 @@
 //
 //   policy=SPEC               the MLA stage 1 + reduce of each layer under another split policy: the measured time
 //                             scaled by the model's predicted kernel_us under SPEC over that under the policy that
-//                             ran (--policy); a reduce that the new plan no longer needs goes, with its launch gap
+//                             ran (--policy); a reduce that the new plan no longer needs goes, with its launch gap;
+//                             with the ops' bytes, each stage 1 pays the L2 write-back of what the ops before it
+//                             left dirty under the new plan in place of the old one's (sim/l2_writeback.h)
 //   fuse=SEL[+SEL...][:us=T|:bytes=B[:written=W]]
 //                             each run of consecutive kernels that SEL matches becomes one kernel of T us, or a
 //                             stream kernel of B bytes, W of them written (stream_kernel_time_us, cost_model.h);
 //                             the gaps inside a run go
 //   remove=SEL[+SEL...]       those kernels go, with the launch gap before each
-//                             (fuse and remove: with the ops' bytes (WhatIfContext::op_bytes) and the profile's
-//                             l2_prior_writes law, each stage 1 after takes the change of what the ops before it
-//                             wrote and read into L2, model/l2_prior_writes.h)
+//                             (fuse and remove: with the ops' bytes (WhatIfContext::op_bytes), each stage 1 after
+//                             takes the change of what the ops before it wrote and read into L2 by the profile's
+//                             l2_prior_writes law, model/l2_prior_writes.h, and of the write-back of what they left
+//                             dirty, sim/l2_writeback.h; the attention's kernels move their plan's bytes where the
+//                             file does not name them, sim/attention_bytes.h)
 //   gaps=T                    every gap between kernels of a step becomes T us (graph replay instead of eager
 //                             launches, or the reverse)
 //   metadata=IMPL             the step's metadata build (its `metadata` kernels, or none) becomes one build of the
