@@ -39,6 +39,8 @@ Sets (--set)
   grid        an attention (--follower, the unsplit 16 x 4096 one by default) after a fill of D MB then a read,
               or a second fill, of R MB (D 4 to 24, R 0 to 32): the data a law of what the ops before the
               attention wrote and read, in order, is fitted to
+  writeback   attentions (--follower, a comma list) after the step stack's GEMM, then fills or the block-table copy,
+              against the GEMM alone (scripts/l2_writeback_set.py): the write-back before a stage 1 (section 6)
 
   python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
@@ -59,6 +61,7 @@ import triton.language as tl
 
 from cuda_graphs import Ranges, capture, profile_rotating
 from step_validation import HEADS, Attention, Stack, load_lib
+import l2_writeback_set
 
 MB = 1000 * 1000
 GEMM_K, GEMM_N = HEADS * 128, 4096
@@ -235,7 +238,7 @@ def variants():
     return v
 
 
-STACK_COPY = "copy:16.777216"  # the step stack's block-table copy, 16 MiB
+STACK_COPY = l2_writeback_set.STACK_COPY
 
 
 def neighbour_variants():
@@ -294,15 +297,17 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid"), default="carry")
-    ap.add_argument("--follower", default="attn:16:4096:aiter-v1", help="the attention of --set grid")
+    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback"), default="carry")
+    ap.add_argument("--follower", default="attn:16:4096:aiter-v1",
+                    help="the attention of --set grid; a comma list for --set writeback")
     ap.add_argument("--gpu", default="h100", help="the GPU profile our attention's plans are made for")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count, a.gpu)
     vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants,
-          "grid": lambda: grid_variants(a.follower)}[a.set]()
+          "grid": lambda: grid_variants(a.follower),
+          "writeback": lambda: l2_writeback_set.variants(a.follower.split(","))}[a.set]()
     graphs = {}
     for p, f in vs:
         graphs[(p, f)] = probe.capture(p, f)
@@ -363,7 +368,7 @@ def main():
             "l2_bytes": props.L2_cache_size, "torch": torch.__version__, "triton": triton.__version__,
             "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cycles": a.cycles, "reps": a.reps, "set": a.set,
             "gpu_profile": a.gpu,
-            "follower": a.follower if a.set == "grid" else None,
+            "follower": a.follower if a.set in ("grid", "writeback") else None,
             "profiled_s": round(time.time() - t0, 1)}
     with open(os.path.join(a.out, "meta.json"), "w") as fh:
         json.dump(meta, fh, indent=1)

@@ -3,7 +3,8 @@
 how much of the memory curve's answer to the write-back of what the ops before it left dirty our attention's stage 1
 shows.
 
-  scripts/l2_writeback_fit.py MLASIM GPU CLASS CSV... [--pairs] [--write DATE]
+  scripts/l2_writeback_fit.py MLASIM GPU CLASS CSV... [--pairs | --against-gemm] [--check] [--write DATE]
+  scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict FOLLOWER,...   (the write-back probe's rows, predicted)
 
 For each probe row (a producer, then our attention as the follower; scripts/l2_carry_probe.py), the extra time over
 the same follower after its baseline, less what the prior-writes law gives (model/l2_prior_writes.h), is set against
@@ -17,7 +18,12 @@ l2_dirty_before_mb counts them. The exposure is the least-squares slope through 
                        producer without it (both after the GEMM of the layer before): a split follower's "none"
                        follows its own partials, the GEMM's 134 MB leaves the L2 clean
 
---write sets data/gpus/GPU.json's `CLASS.writeback_exposure` (kind measured, with the fit's sources and its 1 sigma).
+  --against-gemm:      the write-back probe's rows (scripts/l2_writeback_set.py): each producer after the GEMM
+                       against the GEMM alone
+
+--check predicts the rows with the profile's exposure instead of fitting one (a check on rows the fit did not see);
+--predict prints what the profile predicts for the write-back probe's rows before it runs. --write sets
+data/gpus/GPU.json's `CLASS.writeback_exposure` (kind measured, with the fit's sources and its 1 sigma).
 """
 import argparse
 import csv
@@ -27,9 +33,11 @@ import os
 import subprocess
 import tempfile
 
+import l2_writeback_set
+from l2_writeback_set import STACK_COPY
+
 MB = 1e6
 CHUNKS = 40  # kL2PriorWritesChunks
-STACK_COPY = "copy:16.777216"
 
 
 def stack_ops(requests=16, heads=128):
@@ -161,15 +169,45 @@ def main():
     ap.add_argument("mlasim")
     ap.add_argument("gpu")
     ap.add_argument("cls")
-    ap.add_argument("csv", nargs="+")
+    ap.add_argument("csv", nargs="*")
     ap.add_argument("--pairs", action="store_true")
+    ap.add_argument("--against-gemm", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--predict", metavar="FOLLOWERS")
     ap.add_argument("--write", metavar="DATE")
     a = ap.parse_args()
     curve = Curve(a.mlasim, a.gpu)
     cap = curve.p["l2_carry_cap_mb"]
+    exposure = curve.p.get(f"{a.cls}.writeback_exposure", 0.0)
+
+    def predicted(follower, producer, base):
+        ops1, ops0 = producer_ops(producer), producer_ops(base)
+        d1, d0 = dirty_before(ops1, curve.window, cap), dirty_before(ops0, curve.window, cap)
+        c = curve.us(follower, d1) - curve.us(follower, d0)
+        return d0, d1, c, law_us(ops1, curve.p) - law_us(ops0, curve.p)
+
+    if a.predict:
+        print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}; extra us over the follower after the GEMM alone "
+              f"(write-back + prior-writes law)")
+        for producer, follower in l2_writeback_set.variants(a.predict.split(",")):
+            if producer == "gemm":
+                continue
+            d0, d1, c, law = predicted(follower, producer, "gemm")
+            print(f"  {follower:34s} {producer:34s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
+                  f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
+        wrong = {f: c for f, c in curve.classes.items() if c != a.cls}
+        if wrong:
+            raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
+        return
     rows = rows_of(a.csv)
     points = []  # (label, curve us, measured less the law, us)
     for (producer, follower), us in sorted(rows.items()):
+        if a.against_gemm:
+            if not producer.startswith("gemm+") or ("gemm", follower) not in rows:
+                continue
+            d0, d1, c, law = predicted(follower, producer, "gemm")
+            points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[("gemm", follower)] - law))
+            continue
         if a.pairs:
             if not (producer.startswith("gemm+") and producer.endswith("+" + STACK_COPY)):
                 continue
@@ -193,6 +231,8 @@ def main():
         raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
     sxx = sum(c * c for *_, c, _ in points)
     e = min(4.0, max(0.0, sum(c * y for *_, c, y in points) / sxx)) if sxx > 0 else 0.0
+    if a.check:
+        e = exposure
     resid = [y - e * c for *_, c, y in points]
     n = len(points)
     rms = math.sqrt(sum(r * r for r in resid) / n) if n else 0.0
@@ -200,6 +240,11 @@ def main():
     print(f"{'row':70s} {'dirty MB':>13s} {'curve':>7s} {'meas-law':>8s} {'fit':>7s}")
     for label, d0, d1, c, y in points:
         print(f"{label[:70]:70s} {d0:5.1f}->{d1:5.1f} {c:+7.2f} {y:+8.2f} {e * c:+7.2f}")
+    if a.check:
+        print(f"{a.gpu} {a.cls}.writeback_exposure {e:.3f} as committed: {n} rows, rms {rms:.2f} us, mean |error| "
+              f"{sum(abs(r) for r in resid) / max(1, n):.2f} us, worst {max((abs(r) for r in resid), default=0):.2f} us "
+              f"(without the write-back: rms {math.sqrt(sum(y * y for *_, y in points) / max(1, n)):.2f} us)")
+        return
     print(f"{a.gpu} {a.cls}.writeback_exposure = {e:.3f} +- {sigma:.3f} ({n} rows; rms {rms:.2f} us, "
           f"with none {math.sqrt(sum(y * y for *_, y in points) / max(1, n)):.2f} us)")
     if a.write:
