@@ -29,15 +29,16 @@ double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   if (!wb.known() || dirty_mb <= 0 || params.b_hbm_tbps <= 0) return 0;
   const Metrics clean = simulate_metrics(plan, batch, gpu, params);
   const double read_mb = clean.kv_bytes / 1e6;
-  if (read_mb <= 0 || clean.stage1_us <= 0) return 0;
+  const std::optional<KernelClassId> cls = parse_kernel_class(clean.kernel_class);
+  const double exposure = cls ? params.resolved(*cls).writeback_exposure : 0.0;
+  if (read_mb <= 0 || clean.stage1_us <= 0 || exposure <= 0) return 0;
   // The dirty MB in MB of reads: the memory writes slower than it reads (1 TB/s = 1 MB/us).
   const double as_reads = dirty_mb * wb.us_per_mb * params.b_hbm_tbps;
   CostParams shared = params;
   shared.b_hbm_tbps = params.b_hbm_tbps / (1.0 + as_reads / wb.window_mb);
   const Metrics slowed = simulate_metrics(plan, batch, gpu, shared);
   const double curve_us = std::max(0.0, slowed.stage1_us - clean.stage1_us) * std::min(1.0, wb.window_mb / read_mb);
-  const std::optional<KernelClassId> cls = parse_kernel_class(clean.kernel_class);
-  return cls ? curve_us * params.resolved(*cls).writeback_exposure : 0.0;
+  return curve_us * exposure;
 }
 
 }  // namespace mlasim::sim
