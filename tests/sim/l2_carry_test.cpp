@@ -14,6 +14,7 @@
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/l2_carry.h"
+#include "sim_test_support.h"
 #include "support/input_error_of.h"
 
 namespace mlasim::sim {
@@ -21,18 +22,7 @@ namespace {
 
 using mlasim::testing_support::input_error_of;
 
-WorkloadContext hopper(const std::string& gpu, int batch, int context) {
-  Workload w;
-  w.gpu = gpu;
-  w.batch = BatchSpec::uniform(batch, context);
-  w.heads = 128;
-  w.q_dtype = DType::bf16;
-  w.kv_dtype = DType::bf16;
-  w.page_size = 64;
-  return resolve(w);
-}
-
-WorkloadContext h100(int batch, int context) { return hopper("h100", batch, context); }
+WorkloadContext h100(int batch, int context) { return testing::hopper_context("h100", batch, context); }
 
 L2Dirty dirty_of(const std::string& policy, const WorkloadContext& ctx) {
   const Evaluation e = evaluate(policy, ctx);
@@ -126,26 +116,19 @@ struct ProbeCheck {
 };
 
 ProbeCheck check_probe(const std::string& gpu) {
-  std::ifstream in(std::string(MLASIM_DATA_DIR) + "/measurements/" + gpu + "/l2_carry/l2_carry.csv");
-  EXPECT_TRUE(in) << gpu;
-  std::string line;
-  std::getline(in, line);  // producer,follower,samples,follower_us,...
+  const std::vector<testing::ProbeRow> probe =
+      testing::probe_rows(std::string(MLASIM_DATA_DIR) + "/measurements/" + gpu + "/l2_carry/l2_carry.csv");
+  EXPECT_FALSE(probe.empty()) << gpu;
   double gemm_alone = 0;
   struct Row {
     std::string producer;
     double measured_us;
   };
   std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string producer, follower, samples, us;
-    std::getline(ss, producer, ',');
-    std::getline(ss, follower, ',');
-    std::getline(ss, samples, ',');
-    std::getline(ss, us, ',');
-    if (follower != "gemm") continue;
-    if (producer == "none") gemm_alone = std::stod(us);
-    if (producer.rfind("attn:", 0) == 0) rows.push_back({producer, std::stod(us)});
+  for (const testing::ProbeRow& r : probe) {
+    if (r.follower != "gemm") continue;
+    if (r.producer == "none") gemm_alone = r.follower_us;
+    if (r.producer.rfind("attn:", 0) == 0) rows.push_back({r.producer, r.follower_us});
   }
   ProbeCheck c;
   EXPECT_GT(gemm_alone, 0) << gpu;
@@ -153,8 +136,8 @@ ProbeCheck check_probe(const std::string& gpu) {
   for (const Row& r : rows) {
     // attn:B:CTX:POLICY
     const size_t a = r.producer.find(':', 5), b = r.producer.find(':', a + 1);
-    const WorkloadContext ctx =
-        hopper(gpu, std::stoi(r.producer.substr(5, a - 5)), std::stoi(r.producer.substr(a + 1, b - a - 1)));
+    const WorkloadContext ctx = testing::hopper_context(gpu, std::stoi(r.producer.substr(5, a - 5)),
+                                                        std::stoi(r.producer.substr(a + 1, b - a - 1)));
     const L2Dirty d = dirty_of(r.producer.substr(b + 1), ctx);
     const double predicted = l2_carry_us(d, l2_carry_of(ctx.params)), measured = r.measured_us - gemm_alone;
     const double err = std::abs(predicted - measured);

@@ -6,27 +6,19 @@
 
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/l2_writeback.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
-WorkloadContext hopper16(const std::string& gpu, int batch, int context, int heads = 16) {
-  Workload w;
-  w.gpu = gpu;
-  w.batch = BatchSpec::uniform(batch, context);
-  w.heads = heads;
-  w.q_dtype = DType::bf16;
-  w.kv_dtype = DType::bf16;
-  w.page_size = 64;
-  return resolve(w);
+WorkloadContext hopper16(const std::string& gpu, int batch, int context) {
+  return testing::hopper_context(gpu, batch, context, 16);
 }
 
 double writeback_us(const WorkloadContext& ctx, const std::string& policy, double dirty_mb) {
@@ -104,21 +96,10 @@ TEST(L2Writeback, PredictsTheH200GridProbesFillsAndCopies) {
   for (const Follower f :
        {Follower{"attn_128_2048_aiter-v1_h16", 128, 2048}, Follower{"attn_64_4096_aiter-v1_h16", 64, 4096},
         Follower{"attn_16_4096_aiter-v1_h16", 16, 4096}}) {
-    std::ifstream in(std::string(MLASIM_DATA_DIR) + "/measurements/h200/l2_grid/h16_followers/" + f.folder +
-                     "/l2_carry.csv");
-    ASSERT_TRUE(in) << f.folder;
     std::map<std::string, double> us;
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      std::stringstream ss(line);
-      std::string producer, follower, samples, value;
-      std::getline(ss, producer, ',');
-      std::getline(ss, follower, ',');
-      std::getline(ss, samples, ',');
-      std::getline(ss, value, ',');
-      us[producer] = std::stod(value);
-    }
+    for (const testing::ProbeRow& r : testing::probe_rows(
+             std::string(MLASIM_DATA_DIR) + "/measurements/h200/l2_grid/h16_followers/" + f.folder + "/l2_carry.csv"))
+      us[r.producer] = r.follower_us;
     ASSERT_TRUE(us.count("none")) << f.folder;
     const WorkloadContext ctx = hopper16("h200", f.batch, f.context);
     const Evaluation e = evaluate("aiter-v1", ctx);

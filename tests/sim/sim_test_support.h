@@ -1,10 +1,14 @@
 #pragma once
 // What many of the simulator's tests plan with: the GPU profiles (each loaded once per program), a batch of equal
-// requests and a policy's plan of it.
+// requests and a policy's plan of it, the workload our Hopper kernels run, and the rows of a committed L2 probe.
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/model/gpu.h"
+#include "mlasim/sim/evaluation.h"
 #include "mlasim/sim/split_policy.h"
 
 namespace mlasim::sim::testing {
@@ -40,6 +44,44 @@ inline Plan plan(const std::string& spec, const DecodeBatch& batch, int clusters
 // The plan policy `spec` makes for `batch` on the whole of GPU `on` (gpu() above).
 inline Plan plan(const std::string& spec, const DecodeBatch& batch, const std::string& on) {
   return make_policy(spec)->plan({batch, gpu(on), 0});
+}
+
+// The workload our Hopper kernels run on `gpu` (a profile name): `batch` requests of `context` tokens, `heads` query
+// heads, bf16 Q and KV, pages of 64 tokens.
+inline WorkloadContext hopper_context(const std::string& gpu, int batch, int context, int heads = 128) {
+  Workload w;
+  w.gpu = gpu;
+  w.batch = BatchSpec::uniform(batch, context);
+  w.heads = heads;
+  w.q_dtype = w.kv_dtype = DType::bf16;
+  w.page_size = 64;
+  return resolve(w);
+}
+
+// A row of an L2 probe's l2_carry.csv (scripts/l2_carry_probe.py): a producer, the follower and its median time.
+struct ProbeRow {
+  std::string producer, follower;
+  double follower_us = 0;
+};
+
+// Every row of the probe CSV at `path` (none when it cannot be read).
+inline std::vector<ProbeRow> probe_rows(const std::string& path) {
+  std::vector<ProbeRow> rows;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // producer,follower,samples,follower_us,...
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    ProbeRow r;
+    std::string samples, us;
+    std::getline(ss, r.producer, ',');
+    std::getline(ss, r.follower, ',');
+    std::getline(ss, samples, ',');
+    std::getline(ss, us, ',');
+    r.follower_us = std::stod(us);
+    rows.push_back(std::move(r));
+  }
+  return rows;
 }
 
 }  // namespace mlasim::sim::testing

@@ -14,19 +14,12 @@
 #include "mlasim/sim/split_policy.h"
 #include "mlasim/sim/trace_device_time.h"
 #include "mlasim/sim/workload.h"
+#include "sim_test_support.h"
 
 namespace mlasim::sim {
 namespace {
 
-WorkloadContext h100_workload(int batch, int context) {
-  Workload w;
-  w.gpu = "h100";
-  w.batch = BatchSpec::uniform(batch, context);
-  w.heads = 128;
-  w.q_dtype = w.kv_dtype = DType::bf16;
-  w.page_size = 64;
-  return resolve(w);
-}
+WorkloadContext h100_workload(int batch, int context) { return testing::hopper_context("h100", batch, context); }
 
 int kernels_of(const std::string& policy, const WorkloadContext& ctx) {
   const Evaluation e = evaluate(policy, ctx);
