@@ -26,7 +26,6 @@ l2_dirty_before_mb counts them. The exposure is the least-squares slope through 
 data/gpus/GPU.json's `CLASS.writeback_exposure` (kind measured, with the fit's sources and its 1 sigma).
 """
 import argparse
-import csv
 import json
 import math
 import os
@@ -34,6 +33,7 @@ import subprocess
 import tempfile
 
 import l2_writeback_set
+from l2_neighbours_table import load
 from l2_writeback_set import STACK_COPY
 
 MB = 1e6
@@ -75,17 +75,22 @@ def producer_ops(spec):
     return out
 
 
-def dirty_before(ops, window, cap):
-    dirty = touched = 0.0
+def chunks_back(ops, stop):
+    """model/l2_prior_writes.h's for_each_chunk_back: (read MB, written MB, MB touched after it) of each op's chunks,
+    newest first, op by op until more than `stop` MB is touched."""
+    touched = 0.0
     for r_mb, w_mb in reversed(ops):
-        if touched > window:
+        if touched > stop:
             break
         r, w = r_mb / CHUNKS, w_mb / CHUNKS
         for _ in range(CHUNKS):
-            if w > 0 and touched + w <= window:
-                dirty += w
+            yield r, w, touched
             touched += r + w
-    return min(dirty, cap)
+
+
+def dirty_before(ops, window, cap):
+    """sim/src/l2_writeback.cpp's l2_dirty_before_mb."""
+    return min(sum(w for _, w, touched in chunks_back(ops, window) if w > 0 and touched + w <= window), cap)
 
 
 def law_us(ops, p):
@@ -93,17 +98,12 @@ def law_us(ops, p):
     if not all(p.get(k, 0) > 0 for k in ("l2_prior_writes_us_per_mb", "l2_prior_writes_rho_mb",
                                           "l2_prior_writes_max_us", "l2_prior_writes_cap_mb")):
         return 0.0
-    total = after = touched = 0.0
+    total = after = 0.0
     cap = p["l2_prior_writes_cap_mb"]
-    for r_mb, w_mb in reversed(ops):
-        if touched > cap:
-            break
-        r, w = r_mb / CHUNKS, w_mb / CHUNKS
-        for _ in range(CHUNKS):
-            if w > 0 and touched + w <= cap:
-                total += w * p["l2_prior_writes_us_per_mb"] * math.exp(after / p["l2_prior_writes_rho_mb"])
-            after += r + p.get("l2_prior_writes_gamma", 0.0) * w
-            touched += r + w
+    for r, w, touched in chunks_back(ops, cap):
+        if w > 0 and touched + w <= cap:
+            total += w * p["l2_prior_writes_us_per_mb"] * math.exp(after / p["l2_prior_writes_rho_mb"])
+        after += r + p.get("l2_prior_writes_gamma", 0.0) * w
     return min(p["l2_prior_writes_max_us"], total)
 
 
@@ -155,15 +155,6 @@ class Curve:
         return int(b) * heads * 512 * 2 / MB
 
 
-def rows_of(csvs):
-    rows = {}
-    for path in csvs:
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                rows.setdefault((r["producer"], r["follower"]), []).append(float(r["follower_us"]))
-    return {k: sum(v) / len(v) for k, v in rows.items()}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mlasim")
@@ -199,7 +190,7 @@ def main():
         if wrong:
             raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
         return
-    rows = rows_of(a.csv)
+    rows = load(a.csv)
     points = []  # (label, curve us, measured less the law, us)
     for (producer, follower), us in sorted(rows.items()):
         if a.against_gemm:

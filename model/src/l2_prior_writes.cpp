@@ -13,15 +13,11 @@ L2PriorWrites l2_prior_writes_of(const CostParams& p) {
 
 double l2_prior_writes_us(std::span<const OpBytes> ops, const L2PriorWrites& law) {
   if (!law.known()) return 0;
-  double total = 0, after = 0, touched = 0;  // `after` weighs writes by gamma; `touched` counts every MB
-  for (auto op = ops.rbegin(); op != ops.rend() && touched <= law.cap_mb; ++op) {
-    const double r = op->read_mb / kL2PriorWritesChunks, w = op->written_mb / kL2PriorWritesChunks;
-    for (int c = 0; c < kL2PriorWritesChunks; ++c) {
-      if (w > 0 && touched + w <= law.cap_mb) total += w * law.us_per_mb * std::exp(after / law.rho_mb);
-      after += r + law.gamma * w;
-      touched += r + w;
-    }
-  }
+  double total = 0, after = 0;  // `after` weighs writes by gamma, where the walk's touched MB counts every MB
+  for_each_chunk_back(ops, law.cap_mb, [&](double r, double w, double touched) {
+    if (w > 0 && touched + w <= law.cap_mb) total += w * law.us_per_mb * std::exp(after / law.rho_mb);
+    after += r + law.gamma * w;
+  });
   return std::min(law.max_us, total);
 }
 

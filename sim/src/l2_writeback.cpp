@@ -13,14 +13,10 @@ L2Writeback l2_writeback_of(const CostParams& params, const Gpu& gpu) {
 }
 
 double l2_dirty_before_mb(std::span<const OpBytes> ops, const L2Writeback& wb) {
-  double dirty = 0, touched = 0;
-  for (auto op = ops.rbegin(); op != ops.rend() && touched <= wb.window_mb; ++op) {
-    const double r = op->read_mb / kL2PriorWritesChunks, w = op->written_mb / kL2PriorWritesChunks;
-    for (int c = 0; c < kL2PriorWritesChunks; ++c) {
-      if (w > 0 && touched + w <= wb.window_mb) dirty += w;
-      touched += r + w;
-    }
-  }
+  double dirty = 0;
+  for_each_chunk_back(ops, wb.window_mb, [&](double, double w, double touched) {
+    if (w > 0 && touched + w <= wb.window_mb) dirty += w;
+  });
   return std::min(dirty, wb.cap_mb);
 }
 

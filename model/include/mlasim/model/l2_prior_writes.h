@@ -36,6 +36,22 @@ struct L2PriorWrites {
   bool known() const { return us_per_mb > 0 && rho_mb > 0 && max_us > 0 && cap_mb > 0; }
 };
 
+// Walks `ops` (oldest first) back from the newest, each cut into kL2PriorWritesChunks chunks of its reads and
+// writes, op by op until more than `stop_mb` has been touched: visit(read_mb, written_mb, touched_after_mb) for each
+// chunk, newest first, touched_after_mb counting the MB read or written after it. The walk both L2 terms of a
+// stage 1 take (this law, and the write-back's dirty MB, sim/l2_writeback.h).
+template <class Visit>
+void for_each_chunk_back(std::span<const OpBytes> ops, double stop_mb, Visit&& visit) {
+  double touched = 0;
+  for (auto op = ops.rbegin(); op != ops.rend() && touched <= stop_mb; ++op) {
+    const double r = op->read_mb / kL2PriorWritesChunks, w = op->written_mb / kL2PriorWritesChunks;
+    for (int c = 0; c < kL2PriorWritesChunks; ++c) {
+      visit(r, w, touched);
+      touched += r + w;
+    }
+  }
+}
+
 // The cost parameters l2_prior_writes_*; all zero (unknown) unless every one but gamma is set.
 L2PriorWrites l2_prior_writes_of(const CostParams& params);
 
