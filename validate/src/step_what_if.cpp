@@ -89,7 +89,7 @@ std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2)
 // The write-back cost (us) of `dirty_mb` for the stage 1 of step `step` under the plan it runs.
 using WritebackCost = std::function<double(size_t step, double dirty_mb)>;
 
-// How an edit changed the stage 1s after the ops it fused or removed (prior_writes_us before and after it).
+// How an edit changed the stage 1s: the L2 terms of the ops before each (prior_writes_us) before and after it.
 struct PriorWritesChange {
   int changed = 0;      // stage 1s that took the change
   int unpaired = 0;     // stage 1s of steps whose count of them the edit changed (those left keep their time)
@@ -100,9 +100,13 @@ struct PriorWritesChange {
   double delta_us = 0;                                                                // as applied
 };
 
+// Each stage 1 takes `law_weight` times the law's change, plus the write-back it pays now (`pays`, of the MB dirty
+// after the edit) less the one it paid (`paid`, of those before it, times `paid_scale` of its step: a policy edit's
+// ratio, which scaled the measured time with the rest; none: 1). Stage 1s are paired in order within a step.
 PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
                                      const std::vector<std::vector<PriorWrites>>& before, const L2Terms& l2,
-                                     const WritebackCost& writeback) {
+                                     double law_weight, const WritebackCost& paid, const WritebackCost& pays,
+                                     const std::function<double(size_t step)>& paid_scale = nullptr) {
   PriorWritesChange c;
   for (size_t i = 0; i < edited.size(); ++i) {
     const std::vector<PriorWrites> after = prior_writes_us(edited[i], l2);
@@ -110,6 +114,7 @@ PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
       c.unpaired += static_cast<int>(before[i].size());
       continue;
     }
+    const double scale = paid_scale ? paid_scale(i) : 1.0;
     size_t k = 0;
     for (StepKernel& kernel : edited[i].kernels) {
       if (kernel.kernel_class != "mla_stage1") continue;
@@ -118,9 +123,10 @@ PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
         ++c.unknown;
         if (c.missing.empty()) c.missing = b.known() ? a.missing : b.missing;
       } else {
-        const double wb_b = writeback(i, b.dirty_mb), wb_a = writeback(i, a.dirty_mb);
+        const double wb_b = paid(i, b.dirty_mb), wb_a = pays(i, a.dirty_mb);
         const double was = kernel.exposed_us;
-        kernel.exposed_us = std::max(0.0, kernel.exposed_us + a.law_us - b.law_us + wb_a - wb_b);
+        kernel.exposed_us =
+            std::max(0.0, kernel.exposed_us + law_weight * a.law_us - law_weight * b.law_us + wb_a - scale * wb_b);
         ++c.changed;
         c.before_us += b.law_us;
         c.after_us += a.law_us;
@@ -438,7 +444,7 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
         "the kernels after keep their measured times ({}; their response to what these ops wrote and read in L2 is "
         "not modelled, docs/step.md §3)",
         why_not);
-  const PriorWritesChange c = apply_prior_writes(edited, before, l2, writeback);
+  const PriorWritesChange c = apply_prior_writes(edited, before, l2, 1.0, writeback, writeback);
   const double steps = static_cast<double>(edited.size());
   std::vector<std::string> parts;
   if (c.changed > 0) {
@@ -627,46 +633,24 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     if (!why_not.empty())
       return fmt::format("; the write-back of what the ops before each stage 1 left dirty in L2 is not weighed ({})",
                          why_not);
-    const WritebackCost ran_wb = writeback_under(running), next_wb = writeback_under(next_policy);
-    int weighed = 0, unknown = 0;
-    std::string missing;
-    double dirty_ran = 0, dirty_next = 0, us_ran = 0, us_next = 0, delta = 0;
-    for (size_t i = 0; i < w.after.size(); ++i) {
-      const std::vector<PriorWrites> next = prior_writes_us(w.after[i], l2);
-      const double r = by_batch.at(w.step_requests[i]).ratio();
-      size_t k = 0;
-      for (StepKernel& kernel : w.after[i].kernels) {
-        if (kernel.kernel_class != "mla_stage1" || k >= next.size() || k >= prior_ran[i].size()) continue;
-        const PriorWrites &a = prior_ran[i][k], &b = next[k];
-        ++k;
-        if (!a.known() || !b.known()) {
-          ++unknown;
-          if (missing.empty()) missing = a.known() ? b.missing : a.missing;
-          continue;
-        }
-        const double ran_us = ran_wb(i, a.dirty_mb), next_us = next_wb(i, b.dirty_mb), was = kernel.exposed_us;
-        kernel.exposed_us = std::max(0.0, kernel.exposed_us + next_us - r * ran_us);
-        ++weighed;
-        dirty_ran += a.dirty_mb;
-        dirty_next += b.dirty_mb;
-        us_ran += ran_us;
-        us_next += next_us;
-        delta += kernel.exposed_us - was;
-      }
-    }
+    const PriorWritesChange c =
+        apply_prior_writes(w.after, prior_ran, l2, 0.0, writeback_under(running), writeback_under(next_policy),
+                           [&](size_t i) { return by_batch.at(w.step_requests[i]).ratio(); });
     const double steps = static_cast<double>(w.after.size());
     std::string out;
-    if (weighed > 0)
+    if (c.changed > 0) {
+      const double n = c.changed;
       out = fmt::format(
           "; {} stage-1 kernels per step {:+.2f} us each for the write-back of what the ops before them left dirty in "
           "L2 ({:.1f} MB under {}, {:.2f} us, scaled by the ratio -> {:.1f} MB under {}, {:.2f} us; docs/step.md §6)",
-          weighed / steps, delta / weighed, dirty_ran / weighed, running, us_ran / weighed, dirty_next / weighed,
-          next_policy, us_next / weighed);
-    if (unknown > 0)
+          n / steps, c.delta_us / n, c.dirty_before_mb / n, running, c.wb_before_us / n, c.dirty_after_mb / n,
+          next_policy, c.wb_after_us / n);
+    }
+    if (c.unknown > 0)
       out += fmt::format(
           "; {} stage-1 kernels per step keep the ratio's time (an op less than {:.0f} MB of traffic before them has "
           "no bytes in {}: {})",
-          unknown / steps, l2.window_mb(), context.op_bytes->origin, short_name(missing));
+          c.unknown / steps, l2.window_mb(), context.op_bytes->origin, short_name(c.missing));
     return out;
   };
   for (const StepEdit& e : edits) {
