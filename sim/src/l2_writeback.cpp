@@ -23,7 +23,12 @@ double l2_dirty_before_mb(std::span<const OpBytes> ops, const L2Writeback& wb) {
 double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                        double dirty_mb, const L2Writeback& wb) {
   if (!wb.known() || dirty_mb <= 0 || params.b_hbm_tbps <= 0) return 0;
-  const Metrics clean = simulate_metrics(plan, batch, gpu, params);
+  return l2_writeback_us(plan, batch, gpu, params, simulate_metrics(plan, batch, gpu, params), dirty_mb, wb);
+}
+
+double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                       const Metrics& clean, double dirty_mb, const L2Writeback& wb) {
+  if (!wb.known() || dirty_mb <= 0 || params.b_hbm_tbps <= 0) return 0;
   const double read_mb = clean.kv_bytes / 1e6;
   const std::optional<KernelClassId> cls = parse_kernel_class(clean.kernel_class);
   const double exposure = cls ? params.resolved(*cls).writeback_exposure : 0.0;

@@ -608,8 +608,9 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       auto it = writebacks.find(key);
       if (it == writebacks.end()) {
         const sim::WorkloadContext& ctx = workloads->of(w.before[step]);
+        const sim::Evaluation& e = plan_of(policy, step, policy);  // its metrics: the clean play
         it = writebacks
-                 .emplace(key, sim::l2_writeback_us(*plan_of(policy, step, policy).plan, ctx.batch, ctx.gpu, ctx.params,
+                 .emplace(key, sim::l2_writeback_us(*e.plan, ctx.batch, ctx.gpu, ctx.params, e.prediction->metrics,
                                                     dirty_mb, l2.writeback))
                  .first;
       }

@@ -24,6 +24,7 @@
 #include "mlasim/model/gpu.h"
 #include "mlasim/model/l2_prior_writes.h"
 #include "mlasim/sim/plan.h"
+#include "mlasim/sim/simulator.h"
 
 namespace mlasim::sim {
 
@@ -49,5 +50,8 @@ double l2_dirty_before_mb(std::span<const OpBytes> ops, const L2Writeback& wb);
 // bandwidth.
 double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                        double dirty_mb, const L2Writeback& wb);
+// The same where the caller has the plan's metrics with `params` already (an Evaluation's): one play, not two.
+double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
+                       const Metrics& clean, double dirty_mb, const L2Writeback& wb);
 
 }  // namespace mlasim::sim
