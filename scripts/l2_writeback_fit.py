@@ -171,11 +171,20 @@ def main():
     cap = curve.p["l2_carry_cap_mb"]
     exposure = curve.p.get(f"{a.cls}.writeback_exposure", 0.0)
 
-    def predicted(follower, producer, base):
-        ops1, ops0 = producer_ops(producer), producer_ops(base)
+    def effect(follower, ops1, ops0):
+        """The dirty MB before the follower without and with the producer's ops, the memory curve's answer to their
+        write-back (us, before the exposure), and the prior-writes law's change."""
         d1, d0 = dirty_before(ops1, curve.window, cap), dirty_before(ops0, curve.window, cap)
         c = curve.us(follower, d1) - curve.us(follower, d0)
         return d0, d1, c, law_us(ops1, curve.p) - law_us(ops0, curve.p)
+
+    def predicted(follower, producer, base):
+        return effect(follower, producer_ops(producer), producer_ops(base))
+
+    def check_classes():
+        wrong = {f: c for f, c in curve.classes.items() if c != a.cls}
+        if wrong:
+            raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
 
     if a.predict:
         print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}; extra us over the follower after the GEMM alone "
@@ -186,9 +195,7 @@ def main():
             d0, d1, c, law = predicted(follower, producer, "gemm")
             print(f"  {follower:34s} {producer:34s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
                   f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
-        wrong = {f: c for f, c in curve.classes.items() if c != a.cls}
-        if wrong:
-            raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
+        check_classes()
         return
     rows = load(a.csv)
     points = []  # (label, curve us, measured less the law, us)
@@ -213,13 +220,9 @@ def main():
             own = [(0.0, curve.own_outputs_mb(follower))]
             ops1, ops0 = own + producer_ops(producer), own
             y = us - rows[("none", follower)]
-        d1, d0 = dirty_before(ops1, curve.window, cap), dirty_before(ops0, curve.window, cap)
-        c = curve.us(follower, d1) - curve.us(follower, d0)
-        law = law_us(ops1, curve.p) - law_us(ops0, curve.p)
+        d0, d1, c, law = effect(follower, ops1, ops0)
         points.append((f"{producer} -> {follower}", d0, d1, c, y - law))
-    wrong = {f: c for f, c in curve.classes.items() if c != a.cls}
-    if wrong:
-        raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
+    check_classes()
     sxx = sum(c * c for *_, c, _ in points)
     e = min(4.0, max(0.0, sum(c * y for *_, c, y in points) / sxx)) if sxx > 0 else 0.0
     if a.check:
