@@ -2,6 +2,7 @@
 // timeline flags' bad input: one line naming the field, exit 2, no folder or file left behind.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
