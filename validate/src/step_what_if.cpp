@@ -599,6 +599,12 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       }
     }
   };
+  // The L2 terms of the ops before each stage 1 as the steps stand before edit `edit`, the attention's kernels with
+  // the running plan's bytes.
+  const auto prior_before = [&](const std::string& edit) {
+    attention_bytes_from(running, edit);
+    return prior_writes_of(w.after, l2, context);
+  };
   // The write-back of `dirty_mb` for a step's stage 1 under `policy`, played once per plan and MB (to 1e-3 MB).
   std::map<std::tuple<int, std::string, long long>, double> writebacks;
   const auto writeback_under = [&](const std::string& policy) -> WritebackCost {
@@ -664,8 +670,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       std::map<int, PolicyChange> by_batch;
       const sim::L2Carry carry = sim::l2_carry_of(context.workload->params);  // resized batches keep the params
       int layers = 0, followers = 0;
-      attention_bytes_from(running, e.text);
-      const auto prior_ran = prior_writes_of(w.after, l2, context);  // with the running plan's attention bytes
+      const auto prior_ran = prior_before(e.text);
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
         auto c = by_batch.find(requests);
@@ -782,8 +787,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         fused_sum += us;
         return us;
       };
-      attention_bytes_from(running, e.text);
-      const auto prior = prior_writes_of(w.after, l2, context);
+      const auto prior = prior_before(e.text);
       int runs = 0;
       for (DecodeStep& s : w.after) runs += fuse_runs(s, match, cost, fused_bytes);
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
@@ -802,8 +806,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                         weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
-      attention_bytes_from(running, e.text);
-      const auto prior = prior_writes_of(w.after, l2, context);
+      const auto prior = prior_before(e.text);
       int removed = 0;
       for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
