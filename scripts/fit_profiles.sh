@@ -34,9 +34,11 @@ free+=,stage_gap_us,reduce_block_us,reduce_item_us,reduce_beta_gbps,grid_block_u
 # The folded head groups' L2 window starts at one L2 size, near where it fits: at 0 the simulator takes the
 # side-by-side share for every work, so the calibrator keeps it above 0.05, a start far from it (docs/model.md §2).
 free+=,fold_l2_window
-# One grid_stream_factor for every class: per class, the campaign's grid rows (most of the 128-head ones at qlen 3
-# and 4) pull the pair kernel's to 1.14, which the qlen-1 split-ratio runs do not bear out (docs/validation.md §0.5).
-free+=,compute_overlap_n,grid_stream_factor
+# One grid_stream_factor for every class but the 16-head bf16 one: per class, the campaign's grid rows (most of the
+# 128-head ones at qlen 3 and 4) pull the pair kernel's to 1.14, which the qlen-1 split-ratio runs do not bear out
+# (docs/validation.md §0.5); the 16-head bf16 class's own, fitted beside it, agrees with the H200's timelines of
+# that class's grid and persistent works (docs/validation.md §7.2).
+free+=,compute_overlap_n,grid_stream_factor,wgmma-bf16.grid_stream_factor
 # The campaign alone leaves compute_overlap_n loose (24 +- 14 once the MMAs' padded rows are costed); the split-ratio
 # probe's 128-head rows, where streaming and math are about equal, pin it (docs/validation.md section 0.5).
 split_ratio=$m/h100/split_ratio/split_ratio_h100_run1.csv

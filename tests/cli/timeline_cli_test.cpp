@@ -70,8 +70,9 @@ TEST(TimelineCli, ADirectoryIsOneLinePerTimelineAndTheErrorsPooled) {
   EXPECT_NE(one.out.find("outside the timeline"), std::string::npos) << one.out;
 
   // The figure docs/validation.md §7.1 quotes: 24 x 2048 in two splits, whose persistent reduce the H200 ran with
-  // 10 workgroups per SM: 6.85 us measured, 7.21 us predicted with the measured residency (8.88 with AITER's 8;
-  // 7.19 before the H200's memory side was refitted with the split-ratio rows, docs/validation.md §0.10).
+  // 10 workgroups per SM: 6.85 us measured, 7.22 us predicted with the measured residency (8.88 with AITER's 8;
+  // 7.19 before the H200's memory side was refitted with the split-ratio rows, docs/validation.md §0.10; 7.21
+  // before the 16-head class had a grid factor of its own, docs/validation.md §7.2).
   const CliResult reduce = run_cli("report --format json --timeline " + kShortWorks + "/c7b019dec1c13b7ee.json.gz");
   ASSERT_EQ(reduce.code, 0) << reduce.err;
   const nlohmann::json c = nlohmann::json::parse(reduce.out);
@@ -79,7 +80,7 @@ TEST(TimelineCli, ADirectoryIsOneLinePerTimelineAndTheErrorsPooled) {
     return c.at(side).at("reduce_us").get<double>() - c.at(side).at("reduce_gap_us").get<double>();
   };
   EXPECT_NEAR(span("measured"), 6.85, 0.005);
-  EXPECT_NEAR(span("predicted"), 7.21, 0.005);
+  EXPECT_NEAR(span("predicted"), 7.22, 0.005);
 
   const CliResult rows = run_cli("report --rows --timeline " + kShortWorks);
   EXPECT_EQ(rows.code, 2);
@@ -89,8 +90,9 @@ TEST(TimelineCli, ADirectoryIsOneLinePerTimelineAndTheErrorsPooled) {
 }
 
 // The finding docs/step.md §7 and data/measurements/h200/timelines_step_plans/README.txt quote: at 16 heads the
-// persistent plan (aiter-v1) is predicted 2.3 to 5.4 points longer than the 2-split plan at each of the seven step
-// workloads, so the model's ratio of the two is short; at 128 heads it is right where the split plan runs one wave
+// model's ratio of the 2-split plan to the persistent one (aiter-v1) is short at each of the seven step workloads,
+// by 0.3 to 4.1 % since the 16-head class has a grid factor of its own (2.2 to 5.2 % before), and within 1 % where
+// the two plans are the same works (24 and 32 x 8192); at 128 heads it is right where the split plan runs one wave
 // and long where it runs two (40 and 48 requests).
 TEST(TimelineCli, TheStepPlansTimelinesShowWhereThePolicyRatioMisses) {
   for (const char* run : {"run1", "run2"}) {
@@ -112,8 +114,11 @@ TEST(TimelineCli, TheStepPlansTimelinesShowWhereThePolicyRatioMisses) {
       SCOPED_TRACE(std::string(run) + " " + workload);
       if (workload.find(" h16 ") != std::string::npos) {
         ++h16;
-        EXPECT_GT(100 * (ap / am - bp / bm), 2.0);  // the persistent plan the longer by over 2 points
-        EXPECT_LT(ratio_error_pct, -1.5);
+        EXPECT_LT(ratio_error_pct, 0.0);
+        EXPECT_GT(ratio_error_pct, -4.5);
+        if (workload.starts_with("b24x8192") || workload.starts_with("b32x8192")) {
+          EXPECT_GT(ratio_error_pct, -1.0);  // the same works in both plans: the grid factor alone
+        }
       } else if (workload.starts_with("b40x2048") || workload.starts_with("b48x2048")) {
         EXPECT_GT(ratio_error_pct, 3.0);
       } else {
