@@ -75,7 +75,11 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_writeback/h16_b96_ctx2048",
                                                    "h200/step_writeback/h16_b48_ctx4096",
                                                    "h200/step_writeback/h16_b24_ctx8192",
-                                                   "h200/step_writeback/h16_b128_ctx4096"};
+                                                   "h200/step_writeback/h16_b128_ctx4096",
+                                                   "h200/step_gridfactor/h16_b32_ctx4096",
+                                                   "h200/step_gridfactor/h16_b64_ctx2048",
+                                                   "h200/step_gridfactor/h16_b40_ctx8192",
+                                                   "h200/step_gridfactor/h16_b80_ctx4096"};
   return folders;
 }
 
