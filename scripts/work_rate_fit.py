@@ -8,20 +8,20 @@ kernel's factor, and says how the profile's values predict the same works.
 
 Each work of each timeline (`mlasim validate --timeline`, data/measurements/<gpu>/timelines_*) of the class's
 workloads (bf16 Q and KV, one query row; 16 heads for wgmma-bf16, 128 for wgmma-bf16-pair) is one row: its duration
-from start to end, its KV bytes, and how many works were streaming (past their first KV, as the simulator counts
-them: a pair kernel's work is one cluster of two SMs) at each moment of its own streaming span.
-Its duration is modelled as the simulator's fluid engine plays a work (sim/src/fluid_engine.h):
+from start to end, its KV bytes (its pages, the last one counted whole), and how many works were streaming (past
+their first KV, as the simulator counts them: a pair kernel's work is one cluster of two SMs) at each moment of its
+own streaming span. Its duration is modelled as the simulator's fluid engine plays a work (sim/src/fluid_engine.h):
 
   t0 + combine(bytes / mean rate, compute floor),   rate(k) = b / (1 + (k b / B)^n)^(1/n),   b = beta (/ f in a grid)
 
 with the mean of rate(k(t)) over the work's streaming span, B the profile's b_hbm_tbps, the compute floor and its
 overlap the profile's (16 rows padded to a 64-row MMA on one SM, or 128 rows on two, at matrix_tflops(bf16) x the
-class's matrix_efficiency per SM). t0, beta,
-n and the grid factor f are fitted together by relative least squares (Nelder-Mead), then again on each run folder
-(run1, run2; the timelines of a folder without runs join each of them); the knee's uncertainty is the largest distance of a run's knee from
-the whole fit's. The profile's kernel fit (scripts/fit_profiles.sh) does not take these values: its t_fix_us also
-carries the time between a cluster's works and around them that the timelines leave out of the works, and its knee
-is fitted to kernel times (docs/validation.md §7.3 says what the works' knee did to the predictions).
+class's matrix_efficiency per SM). t0, beta, n and the grid factor f are fitted together by relative least squares
+(Nelder-Mead), then again on each run folder (run1, run2; the timelines of a folder without runs join each of them);
+the knee's uncertainty is the largest distance of a run's knee from the whole fit's. The profile's kernel fit
+(scripts/fit_profiles.sh) does not take these values: its t_fix_us also carries the time between a cluster's works
+and around them that the timelines leave out of the works, and its knee is fitted to kernel times
+(docs/validation.md §7.3 says what the works' knee did to the predictions).
 """
 import argparse
 import glob
@@ -68,7 +68,7 @@ def works_of(path, heads, sms):
         tokens = (e["args"]["kv_end"] - e["args"]["kv_start"]) * page
         if tokens <= 0 or t <= s:
             continue
-        hist = {}  # the streaming count in steps of K_STEP, which keeps the fit fast and moves the rate by < 0.5 %
+        hist = {}  # the streaming count in steps of K_STEP: fewer terms per work keep the fit to minutes
         for a, b, k in streaming:
             lo, hi = max(a, s), min(b, t)
             if hi > lo:
