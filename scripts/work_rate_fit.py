@@ -3,11 +3,12 @@
 §7.3): its rate alone, how sharply it falls as more works stream at once (the memory-curve knee), and its grid
 kernel's factor, and says how the profile's values predict the same works.
 
-  scripts/work_rate_fit.py GPU TIMELINE_DIR... [--class wgmma-bf16|wgmma-bf16-pair]
+  scripts/work_rate_fit.py GPU TIMELINE_DIR... [--class wgmma-bf16|wgmma-bf16-pair] [--qlen Q] [--page P]
                                                         (about 6 minutes on the H200's 42 timelines of 16 heads)
 
 Each work of each timeline (`mlasim validate --timeline`, data/measurements/<gpu>/timelines_*) of the class's
-workloads (bf16 Q and KV, one query row; 16 heads for wgmma-bf16, 128 for wgmma-bf16-pair) is one row: its duration
+workloads (bf16 Q and KV, one query row unless --qlen says, every page size unless --page says; 16 heads for
+wgmma-bf16, 128 for wgmma-bf16-pair) is one row: its duration
 from start to end, its KV bytes (its pages, the last one counted whole), and how many works were streaming (past
 their first KV, as the simulator counts them: a pair kernel's work is one cluster of two SMs) at each moment of its
 own streaming span. Its duration is modelled as the simulator's fluid engine plays a work (sim/src/fluid_engine.h):
@@ -37,14 +38,16 @@ CLASSES = {"wgmma-bf16": (16, 1, 64), "wgmma-bf16-pair": (128, 2, 128)}
 K_STEP = 4
 
 
-def works_of(path, heads, sms):
+def works_of(path, heads, sms, qlen=1, page_size=None):
     """The timeline's rows (None when it is not the class's), each (grid, tokens, duration, {k: us streaming}); a work
     of `sms` SMs has an event on each, and k counts works."""
     with gzip.open(path) as f:
         d = json.load(f)
     m = d["otherData"]["mlasim"]
     w = m["workload"]
-    if w["heads"] != heads or w["q_dtype"] != "bf16" or w["kv_dtype"] != "bf16" or w.get("qlen", 1) != 1:
+    if w["heads"] != heads or w["q_dtype"] != "bf16" or w["kv_dtype"] != "bf16" or w.get("qlen", 1) != qlen:
+        return None
+    if page_size is not None and w["page_size"] != page_size:
         return None
     grid = "splitkv" in m["kernel"]
     works = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "work" and e["pid"] == 1]
@@ -149,6 +152,8 @@ def main():
     ap.add_argument("gpu")
     ap.add_argument("timelines", nargs="+")
     ap.add_argument("--class", dest="cls", default="wgmma-bf16", choices=sorted(CLASSES))
+    ap.add_argument("--qlen", type=int, default=1, help="query rows per request of the workloads taken")
+    ap.add_argument("--page", type=int, help="page size of the workloads taken (default: every one)")
     a = ap.parse_args()
     if not os.path.exists(os.path.join("data", "gpus", f"{a.gpu}.json")):
         ap.error(f"gpu: no profile data/gpus/{a.gpu}.json (run from the repository root)")
@@ -158,7 +163,10 @@ def main():
     files = 0
     for folder in a.timelines:
         for path in sorted(glob.glob(os.path.join(folder, "**", "*.json.gz"), recursive=True)):
-            rows = works_of(path, heads, sms)
+            try:
+                rows = works_of(path, heads, sms, a.qlen, a.page)
+            except (OSError, EOFError, ValueError, KeyError, TypeError) as e:
+                ap.error(f"timeline {path}: not a measured timeline of `mlasim validate --timeline` ({e})")
             if rows is None:
                 continue
             files += 1
@@ -166,7 +174,8 @@ def main():
             (by_run.setdefault(run, []) if run else shared).extend(rows)
     everything = shared + [r for rows in by_run.values() for r in rows]
     if not everything:
-        ap.error(f"timelines: none of the {a.cls} class ({heads} heads, bf16 Q and KV, qlen 1) under the folders given")
+        ap.error(f"timelines: none of the {a.cls} class ({heads} heads, bf16 Q and KV, qlen {a.qlen}"
+                 f"{f', page {a.page}' if a.page else ''}) under the folders given")
 
     def fit(rows):
         loss, predict, pre = model(rows, bandwidth, flops_per_us, overlap, mma_rows)
