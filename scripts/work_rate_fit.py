@@ -8,10 +8,9 @@ kernel's factor, and says how the profile's values predict the same works.
 
 Each work of each timeline (`mlasim validate --timeline`, data/measurements/<gpu>/timelines_*) of the class's
 workloads (bf16 Q and KV, one query row unless --qlen says, every page size unless --page says; 16 heads for
-wgmma-bf16, 128 for wgmma-bf16-pair) is one row: its duration
-from start to end, its KV bytes (its pages, the last one counted whole), and how many works were streaming (past
-their first KV, as the simulator counts them: a pair kernel's work is one cluster of two SMs) at each moment of its
-own streaming span. Its duration is modelled as the simulator's fluid engine plays a work (sim/src/fluid_engine.h):
+wgmma-bf16, 128 for wgmma-bf16-pair) is one row: its duration from start to end, its KV bytes (its pages, the last
+one counted whole), and how many works were streaming (past their first KV, as the simulator counts them: a pair
+kernel's work is one cluster of two SMs) at each moment of its own streaming span. Its duration is modelled as the simulator's fluid engine plays a work (sim/src/fluid_engine.h):
 
   t0 + combine(bytes / mean rate, compute floor),   rate(k) = b / (1 + (k b / B)^n)^(1/n),   b = beta (/ f in a grid)
 
@@ -96,7 +95,7 @@ def profile_terms(gpu, cls):
 def model(rows, bandwidth, flops_per_us, overlap, mma_rows):
     per_token_flops = 2.0 * (HEAD_DIM_QK + HEAD_DIM_V) * mma_rows
     pre = [(grid, tokens * HEAD_DIM_QK * 2.0, per_token_flops * tokens / flops_per_us, dur,
-            [(k, us) for k, us in hist.items()], sum(hist.values())) for grid, tokens, dur, hist in rows]
+            list(hist.items()), sum(hist.values())) for grid, tokens, dur, hist in rows]
 
     def predict(x, r):
         t0, beta, n, f = x
