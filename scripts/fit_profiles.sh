@@ -5,12 +5,13 @@
 #   2. h200 predicted before any H200 fit: the H100 kernel parameters with the H200 datasheet and the H200
 #      memory curve (data/gpus/derived/h200_from_h100.json);
 #   3. h200: its own fit, started from (2), of the memory side only (every class's rate alone, its re-read
-#      fractions, the reduce's rate, the folded heads' re-read, the 16-head bf16 kernel's memory-curve knee) to
-#      its campaign and the first sessions of the split-ratio probe at 128 and 16 heads: the H200 has the H100's
-#      SMs, so their math, fixed costs and overlap stay the H100's (the H200 campaign alone leaves the overlap
-#      loose and trades the pair kernel's rate against its math; docs/validation.md section 0.5). The 16-head
-#      plans that stream on every SM saturate the memory more sharply than the sweep's read kernel, whose curve
-#      the other classes keep (docs/validation.md section 0.10).
+#      fractions, the reduce's rate, the folded heads' re-read, the 16-head and the 128-head bf16 kernels'
+#      memory-curve knees) to its campaign and the first sessions of the split-ratio probe at 128 and 16 heads:
+#      the H200 has the H100's SMs, so their math, fixed costs and overlap stay the H100's (the H200 campaign alone
+#      leaves the overlap loose and trades the pair kernel's rate against its math; docs/validation.md section
+#      0.5). The 16-head plans that stream on every SM saturate the memory more sharply than the sweep's read
+#      kernel (docs/validation.md section 0.10), the 128-head pair kernel's more softly (section 7.4); the other
+#      classes keep the sweep's curve.
 #   4. h100: the gather term, alone, to every other line of the sparse campaign (docs/sparse.md);
 #   5. both: the L2 carry-over, prior-writes, stream-kernel and event-timing terms, measured by their own probes
 #      and fitted by scripts/l2_carry_fit.py, scripts/l2_grid_law.py, scripts/stream_kernel_fit.py and
@@ -44,6 +45,7 @@ free+=,compute_overlap_n,grid_stream_factor,wgmma-bf16.grid_stream_factor
 split_ratio=$m/h100/split_ratio/split_ratio_h100_run1.csv
 free_h200=wgmma-bf16.beta_gbps,wgmma-bf16-pair.beta_gbps,wgmma-fp8.beta_gbps,wgmma-fp8.reread_fraction
 free_h200+=,portable-fp8.beta_gbps,portable-fp8.reread_fraction,reduce_beta_gbps,fold_reread_fraction,wgmma-bf16.bw_knee
+free_h200+=,wgmma-bf16-pair.bw_knee
 split_ratio_h200="--measurements $m/h200/split_ratio/split_ratio_h200_run1.csv"
 split_ratio_h200+=" --measurements $m/h200/split_ratio_h16/split_ratio_h200_h16_run1.csv"
 
