@@ -11,10 +11,12 @@ struct WorkRow {
 
 // One workgroup's timestamps in an instrumented run: nanoseconds of the GPU's global clock (NVIDIA %globaltimer,
 // AMD s_memrealtime), and the SM/CU it ran on. first_kv_ns ends the work's fixed part; reduce blocks leave it 0.
+// sm_cycles counts the SM's own clock (clock64) from begin to end: over the nanoseconds it gives the clock the
+// workgroup ran at (during the run it holds the counter's low 32 bits at begin).
 struct WorkStamp {
   uint64_t begin_ns, first_kv_ns, end_ns;
   uint32_t cu;
-  uint32_t pad;
+  uint32_t sm_cycles;
 };
 
 struct DecodeParams {

@@ -333,13 +333,13 @@ RunStamps MlaRunner::record_stamps(const TimingOptions& options) {
     // A work with no KV tile (an empty range) never issues one: its fixed part is all of it.
     const uint64_t first_kv = w.first_kv_ns >= w.begin_ns ? w.first_kv_ns : w.end_ns;
     out.stage1.push_back({static_cast<int>(i / stride), static_cast<int>(i % stride), static_cast<int>(w.cu),
-                          w.begin_ns, first_kv, w.end_ns});
+                          w.begin_ns, first_kv, w.end_ns, w.sm_cycles});
   }
   for (size_t b = 0; b < red.size(); ++b) {
     const WorkStamp& w = red[b];
     if (w.begin_ns == 0 || w.end_ns < w.begin_ns)
       throw GpuError("instrumented run: reduce block " + std::to_string(b) + " left no consistent stamp");
-    out.reduce.push_back({static_cast<int>(b), 0, static_cast<int>(w.cu), w.begin_ns, 0, w.end_ns});
+    out.reduce.push_back({static_cast<int>(b), 0, static_cast<int>(w.cu), w.begin_ns, 0, w.end_ns, w.sm_cycles});
   }
   return out;
 }

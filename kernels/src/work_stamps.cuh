@@ -35,18 +35,25 @@ __device__ __forceinline__ WorkStamp* work_stamp(const DecodeParams& p, int work
   return p.stamps ? p.stamps + static_cast<int64_t>(work) * p.stamp_stride + workgroup : nullptr;
 }
 
-// Called by one thread each.
+// Cycles of this SM's (CU's) own clock: its rate is the clock the SM runs at, which the power limit moves.
+__device__ __forceinline__ uint32_t sm_clock_cycles() { return static_cast<uint32_t>(clock64()); }
+
+// Called by one thread each; stamp_end by a thread on the same SM as stamp_begin (the counter is the SM's).
 __device__ __forceinline__ void stamp_begin(WorkStamp* s) {
   if (s) {
     s->begin_ns = global_clock_ns();
     s->cu = compute_unit_id();
+    s->sm_cycles = sm_clock_cycles();
   }
 }
 __device__ __forceinline__ void stamp_first_kv(WorkStamp* s) {
   if (s) s->first_kv_ns = global_clock_ns();
 }
 __device__ __forceinline__ void stamp_end(WorkStamp* s) {
-  if (s) s->end_ns = global_clock_ns();
+  if (s) {
+    s->sm_cycles = sm_clock_cycles() - s->sm_cycles;  // unsigned: right across one wrap of the low 32 bits
+    s->end_ns = global_clock_ns();
+  }
 }
 
 }  // namespace mlasim::kernels

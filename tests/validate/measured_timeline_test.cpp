@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "mlasim/model/input_error.h"
@@ -175,6 +176,31 @@ TEST(MeasuredTimeline, AStampAtTheEventsEndReadsDespiteRounding) {
   EXPECT_EQ(it->first_kv_us, it->end_us);                // the edge, not past it
   j["traceEvents"][w]["args"]["first_kv_ts"] = 271.970;  // 2 ns past the end: a broken stamp
   EXPECT_EQ(error_field(j), "traceEvents[" + std::to_string(w) + "].args.first_kv_ts");
+}
+
+TEST(MeasuredTimeline, TheSmClockCyclesReadBackAndMayBeAbsent) {
+  const Fixture f;
+  MeasuredTimeline t = f.timeline();
+  ASSERT_FALSE(t.works.empty());
+  ASSERT_FALSE(t.reduce.empty());
+  for (size_t i = 0; i < t.works.size(); ++i) t.works[i].sm_cycles = 100000 + i;
+  t.reduce.front().sm_cycles = 4294967295u;  // the largest a 32-bit counter's difference can be
+  const json j = json::parse(measured_timeline_to_json(t).dump());
+  const MeasuredTimeline back = measured_timeline_from_json(j);
+  std::map<int, uint64_t> cycles;
+  for (const MeasuredWork& w : back.works) cycles[w.work] = w.sm_cycles;
+  for (const MeasuredWork& w : t.works) EXPECT_EQ(cycles.at(w.work), w.sm_cycles);
+  EXPECT_EQ(back.reduce.front().sm_cycles, 4294967295u);
+
+  // A timeline recorded before the kernels counted cycles has none: 0, not an error.
+  const MeasuredTimeline older = measured_timeline_from_json(json::parse(measured_timeline_to_json(f.timeline()).dump()));
+  for (const MeasuredWork& w : older.works) EXPECT_EQ(w.sm_cycles, 0u);
+
+  json bad = j;
+  size_t w = 0;
+  while (bad["traceEvents"][w].value("cat", "") != "work") ++w;
+  bad["traceEvents"][w]["args"]["sm_cycles"] = -5;
+  EXPECT_EQ(error_field(bad), "traceEvents[" + std::to_string(w) + "].args.sm_cycles");
 }
 
 TEST(TimelineComparison, AgreesExactlyWithThePredictionItWasMadeFrom) {

@@ -56,6 +56,11 @@ EventTimes event_times(const JsonFields& f) {
   return {ts, ts + f.real("dur", 0, 0, kMaxUs)};
 }
 
+// The SM clock's cycles over an event (0 where the run did not record them): a 32-bit counter's difference.
+uint64_t sm_cycles_of(const JsonFields& args) {
+  return static_cast<uint64_t>(std::llround(args.real("sm_cycles", 0, 0, 4294967295.0)));
+}
+
 const std::set<std::string> kEventKeys = {"name", "cat", "ph", "pid", "tid", "ts", "dur", "args", "id", "s"};
 
 }  // namespace
@@ -109,6 +114,7 @@ ordered_json measured_timeline_to_json(const MeasuredTimeline& t) {
                          {"kv_end", w.kv_end},
                          {"partial", w.partial},
                          {"first_kv_ts", us3(w.first_kv_us)}};
+    if (w.sm_cycles > 0) args["sm_cycles"] = w.sm_cycles;
     events.push_back(complete_event(fmt::format("work {}", w.work), "work", kStage1Pid, w.cu, w.begin_us, w.end_us,
                                     std::move(args)));
     // The fixed part as a nested slice, so the trace viewers show it inside its work.
@@ -116,9 +122,12 @@ ordered_json measured_timeline_to_json(const MeasuredTimeline& t) {
       events.push_back(
           complete_event("fixed", "fixed", kStage1Pid, w.cu, w.begin_us, w.first_kv_us, {{"work", w.work}}));
   }
-  for (const MeasuredReduceBlock& b : t.reduce)
+  for (const MeasuredReduceBlock& b : t.reduce) {
+    ordered_json args = {{"block", b.block}};
+    if (b.sm_cycles > 0) args["sm_cycles"] = b.sm_cycles;
     events.push_back(complete_event(fmt::format("reduce {}", b.block), "reduce", kReducePid, b.cu, b.begin_us, b.end_us,
-                                    {{"block", b.block}}));
+                                    std::move(args)));
+  }
 
   ordered_json facts = {
       {"format", kFormat}, {"workload", sim::workload_to_json(t.workload)}, {"policy", t.policy}, {"kernel", t.kernel}};
@@ -181,8 +190,8 @@ MeasuredTimeline measured_timeline_from_json(const json& j) {
     const EventTimes times = event_times(e);
     const JsonFields args(e.at("args"), e.name("args"),
                           cat == "work" ? std::set<std::string>{"work", "workgroup", "request", "kv_start", "kv_end",
-                                                                "partial", "first_kv_ts"}
-                                        : std::set<std::string>{"block"},
+                                                                "partial", "first_kv_ts", "sm_cycles"}
+                                        : std::set<std::string>{"block", "sm_cycles"},
                           "event argument");
     if (cat == "work") {
       if (pid != kStage1Pid)
@@ -205,6 +214,7 @@ MeasuredTimeline measured_timeline_from_json(const json& j) {
       w.kv_start = args.integer("kv_start", 0, 0, INT32_MAX);
       w.kv_end = args.integer("kv_end", w.kv_start, w.kv_start, INT32_MAX);
       w.partial = args.boolean("partial", false);
+      w.sm_cycles = sm_cycles_of(args);
       t.works.push_back(w);
     } else {
       if (pid != kReducePid)
@@ -214,6 +224,7 @@ MeasuredTimeline measured_timeline_from_json(const json& j) {
       b.cu = cu;
       b.begin_us = times.begin;
       b.end_us = times.end;
+      b.sm_cycles = sm_cycles_of(args);
       t.reduce.push_back(b);
     }
   }

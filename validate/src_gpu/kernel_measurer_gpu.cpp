@@ -79,11 +79,12 @@ class GpuMeasurer final : public KernelMeasurer {
       w.begin_us = us(s.begin_ns);
       w.first_kv_us = us(s.first_kv_ns);
       w.end_us = us(s.end_ns);
+      w.sm_cycles = s.sm_cycles;
       t.works.push_back(w);
       clock.insert(clock.end(), {s.begin_ns, s.first_kv_ns, s.end_ns});
     }
     for (const auto& s : stamps.reduce) {
-      t.reduce.push_back({s.index, s.cu, us(s.begin_ns), us(s.end_ns)});
+      t.reduce.push_back({s.index, s.cu, us(s.begin_ns), us(s.end_ns), s.sm_cycles});
       clock.insert(clock.end(), {s.begin_ns, s.end_ns});
     }
     // The timer's resolution as this run saw it: the smallest step between distinct stamps.

@@ -30,6 +30,7 @@ struct WorkgroupStamp {
   int workgroup = 0;  // stage 1: the workgroup of the work's cluster (0, or 0..1 for SM pairs)
   int cu = 0;         // SM / CU id
   uint64_t begin_ns = 0, first_kv_ns = 0, end_ns = 0;  // first_kv: end of the work's fixed part (stage 1 only)
+  uint32_t sm_cycles = 0;  // the SM's own clock from begin to end (its rate: the clock the SM ran at)
 };
 
 struct RunStamps {

@@ -23,6 +23,9 @@ struct MeasuredWork {
   double begin_us = 0;
   double first_kv_us = 0;  // end of the fixed part: the work's first KV tile issued (begin <= first_kv <= end)
   double end_us = 0;
+  // The SM's own clock counted from begin to end (0: not recorded); over end - begin it is the clock the SM ran
+  // at, which the power limit lowers when many SMs compute at once.
+  uint64_t sm_cycles = 0;
   // From the plan, so the file reads on its own.
   int request = 0;
   int kv_start = 0;  // page range
@@ -36,6 +39,7 @@ struct MeasuredReduceBlock {
   int cu = 0;
   double begin_us = 0;
   double end_us = 0;
+  uint64_t sm_cycles = 0;  // as MeasuredWork's
 };
 
 struct MeasuredTimeline {
