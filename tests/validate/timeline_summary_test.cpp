@@ -166,6 +166,31 @@ TEST(TimelineSummary, SaysWhichPartTheModelMisses) {
   EXPECT_NE(text.find("2 timelines,"), std::string::npos) << text;
   EXPECT_NE(text.find("the gap before it -2.00 us, the reduce "), std::string::npos) << text;
   EXPECT_NE(text.find("median event time outside the timeline: 5.00 us"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SM clock"), std::string::npos) << text;  // none counted cycles
+  EXPECT_TRUE(pooled.at("sm_clock_mhz").is_null());
+}
+
+TEST(TimelineSummary, GivesTheClockTheWorksRanAtWhereTheyCountedCycles) {
+  const std::string dir = fresh_dir("timeline_summary_clock");
+  MeasuredTimeline t = made_timeline("fixed:splits=2");
+  for (size_t i = 0; i < t.works.size(); ++i)  // half at 1700 MHz, half at 1800: cycles = MHz x microseconds
+    t.works[i].sm_cycles = static_cast<uint64_t>((i % 2 ? 1800.0 : 1700.0) * (t.works[i].end_us - t.works[i].begin_us));
+  write_text(dir + "/clocked.json", measured_timeline_to_json(t).dump());
+  write_text(dir + "/older.json", measured_timeline_to_json(made_timeline("aiter-v1")).dump());
+  std::vector<TimelineSummaryRow> rows;
+  for (const TimelineFile& f : load_timeline_files({dir})) rows.push_back(summarize_timeline(f));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].measured_sm_mhz.size(), t.works.size());
+  EXPECT_TRUE(rows[1].measured_sm_mhz.empty());
+  const nlohmann::json j = nlohmann::json::parse(timeline_summary_json(rows).dump());
+  const nlohmann::json& clock = j.at("pooled").at("sm_clock_mhz");
+  EXPECT_EQ(clock.at("timelines"), 1);
+  EXPECT_EQ(clock.at("workgroups").get<size_t>(), t.works.size());
+  EXPECT_NEAR(clock.at("p10").get<double>(), 1700.0, 1.0);
+  EXPECT_NEAR(clock.at("p90").get<double>(), 1800.0, 1.0);
+  EXPECT_TRUE(j.at("timelines")[1].at("measured_sm_mhz").is_null());
+  const std::string text = timeline_summary_text(rows);
+  EXPECT_NE(text.find("SM clock over the works (1 timelines counted their SMs' cycles)"), std::string::npos) << text;
 }
 
 TEST(TimelineSummary, AFileThatIsNoTimelineIsNamed) {

@@ -21,6 +21,8 @@ double percent(double predicted, double measured) { return measured > 0 ? 100.0 
 // (predicted - measured, us) of each part, so a constant offset shows as what it is.
 struct Pooled {
   ErrorStats work_duration, kernel;
+  std::vector<double> sm_mhz;  // every workgroup that counted its SM's cycles, sorted
+  int clocked_timelines = 0;
   double work_us = 0, stage1_us = 0, gap_us = 0, reduce_us = 0, outside_us = 0;
   int works = 0, with_reduce = 0;
 };
@@ -39,6 +41,8 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
       outside.push_back(c.measured_outside_us());
     }
     stage1_diffs.push_back(c.predicted.stage1_us - c.measured.stage1_us);
+    p.sm_mhz.insert(p.sm_mhz.end(), r.measured_sm_mhz.begin(), r.measured_sm_mhz.end());
+    p.clocked_timelines += r.measured_sm_mhz.empty() ? 0 : 1;
     if (c.measured.reduce_us > 0 && c.predicted_reduce_span_us() > 0) {
       gap_diffs.push_back(c.predicted.reduce_gap_us - c.measured.reduce_gap_us);
       reduce_diffs.push_back(c.predicted_reduce_span_us() - c.measured_reduce_span_us());
@@ -53,7 +57,13 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
   p.gap_us = median(gap_diffs);
   p.reduce_us = median(reduce_diffs);
   p.outside_us = median(outside);
+  std::sort(p.sm_mhz.begin(), p.sm_mhz.end());
   return p;
+}
+
+// The q-quantile of sorted values (nearest rank below).
+double quantile(const std::vector<double>& sorted, double q) {
+  return sorted.empty() ? 0.0 : sorted[static_cast<size_t>(q * double(sorted.size() - 1))];
 }
 
 nlohmann::ordered_json summary_stats_json(const ErrorStats& s) {
@@ -118,6 +128,9 @@ TimelineSummaryRow summarize_timeline(const TimelineFile& file, const std::strin
   }
   r.measured_work_us = median(measured);
   r.predicted_work_us = median(predicted);
+  for (const MeasuredWork& w : t.works)
+    if (w.sm_cycles > 0 && w.end_us > w.begin_us)
+      r.measured_sm_mhz.push_back(double(w.sm_cycles) / (w.end_us - w.begin_us));
   return r;
 }
 
@@ -156,6 +169,11 @@ std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
         "median event time outside the timeline: {:.2f} us (the instrumented launches' median event "
         "time less the recorded launch's span: launch and drain)\n",
         p.outside_us);
+  if (!p.sm_mhz.empty())
+    s += fmt::format(
+        "SM clock over the works ({} timelines counted their SMs' cycles): median {:.0f} MHz, p10 {:.0f}, "
+        "p90 {:.0f}\n",
+        p.clocked_timelines, median(p.sm_mhz), quantile(p.sm_mhz, 0.1), quantile(p.sm_mhz, 0.9));
   return s;
 }
 
@@ -166,18 +184,21 @@ nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRo
     const auto part = [](double measured, double predicted) {
       return nlohmann::ordered_json{{"measured", measured}, {"predicted", predicted}};
     };
-    list.push_back({{"file", r.file},
-                    {"workload", r.workload},
-                    {"policy", r.policy},
-                    {"kernel_class", r.kernel_class},
-                    {"works", c.works.size()},
-                    {"work_us", part(r.measured_work_us, r.predicted_work_us)},
-                    {"stage1_us", part(c.measured.stage1_us, c.predicted.stage1_us)},
-                    {"reduce_gap_us", part(c.measured.reduce_gap_us, c.predicted.reduce_gap_us)},
-                    {"reduce_span_us", part(c.measured_reduce_span_us(), c.predicted_reduce_span_us())},
-                    {"kernel_us", part(c.measured_kernel_us, c.predicted_kernel_us)},
-                    {"measured_outside_us", c.measured_outside_us()},
-                    {"work_duration_error", summary_stats_json(c.duration)}});
+    list.push_back(
+        {{"file", r.file},
+         {"workload", r.workload},
+         {"policy", r.policy},
+         {"kernel_class", r.kernel_class},
+         {"works", c.works.size()},
+         {"work_us", part(r.measured_work_us, r.predicted_work_us)},
+         {"stage1_us", part(c.measured.stage1_us, c.predicted.stage1_us)},
+         {"reduce_gap_us", part(c.measured.reduce_gap_us, c.predicted.reduce_gap_us)},
+         {"reduce_span_us", part(c.measured_reduce_span_us(), c.predicted_reduce_span_us())},
+         {"kernel_us", part(c.measured_kernel_us, c.predicted_kernel_us)},
+         {"measured_outside_us", c.measured_outside_us()},
+         {"work_duration_error", summary_stats_json(c.duration)},
+         {"measured_sm_mhz", r.measured_sm_mhz.empty() ? nlohmann::ordered_json(nullptr)
+                                                       : nlohmann::ordered_json(median(r.measured_sm_mhz))}});
   }
   const Pooled p = pool(rows);
   return {{"timelines", list},
@@ -191,7 +212,13 @@ nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRo
               {"reduce_gap", p.gap_us},
               {"reduce", p.reduce_us},
               {"timelines_with_reduce", p.with_reduce}}},
-            {"median_measured_outside_us", p.outside_us}}}};
+            {"median_measured_outside_us", p.outside_us},
+            {"sm_clock_mhz", p.sm_mhz.empty() ? nlohmann::ordered_json(nullptr)
+                                              : nlohmann::ordered_json{{"workgroups", p.sm_mhz.size()},
+                                                                       {"timelines", p.clocked_timelines},
+                                                                       {"median", median(p.sm_mhz)},
+                                                                       {"p10", quantile(p.sm_mhz, 0.1)},
+                                                                       {"p90", quantile(p.sm_mhz, 0.9)}}}}}};
 }
 
 }  // namespace mlasim::validate

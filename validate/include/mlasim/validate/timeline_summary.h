@@ -19,6 +19,9 @@ struct TimelineSummaryRow {
   std::string kernel_class;
   TimelineComparison comparison;
   double measured_work_us = 0, predicted_work_us = 0;  // median work duration
+  // The clock each stage-1 workgroup ran at (its SM's cycles over its span, MHz); empty where the timeline was
+  // recorded before the kernels counted cycles.
+  std::vector<double> measured_sm_mhz;
 };
 
 struct TimelineFile {
