@@ -193,7 +193,8 @@ TEST(MeasuredTimeline, TheSmClockCyclesReadBackAndMayBeAbsent) {
   EXPECT_EQ(back.reduce.front().sm_cycles, 4294967295u);
 
   // A timeline recorded before the kernels counted cycles has none: 0, not an error.
-  const MeasuredTimeline older = measured_timeline_from_json(json::parse(measured_timeline_to_json(f.timeline()).dump()));
+  const MeasuredTimeline older =
+      measured_timeline_from_json(json::parse(measured_timeline_to_json(f.timeline()).dump()));
   for (const MeasuredWork& w : older.works) EXPECT_EQ(w.sm_cycles, 0u);
 
   json bad = j;
