@@ -5,21 +5,13 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "mlasim/model/median.h"
 #include "mlasim/sim/policy_spec.h"
 #include "mlasim/sim/workload.h"
 #include "mlasim/validate/measurement_sessions.h"
 
 namespace mlasim::validate {
 namespace {
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 // Bands of a size, so slices read "1k-4k" rather than one slice per value.
 std::string band(double v, const std::vector<std::pair<double, const char*>>& edges) {

@@ -21,15 +21,17 @@ double percent(double predicted, double measured) { return measured > 0 ? 100.0 
 // (predicted - measured, us) of each part, so a constant offset shows as what it is.
 struct Pooled {
   ErrorStats work_duration, kernel;
-  std::vector<double> sm_mhz;  // every workgroup that counted its SM's cycles, sorted
+  // The clock of every workgroup that counted its SM's cycles, over the timelines that counted them.
+  size_t clocked_workgroups = 0;
   int clocked_timelines = 0;
+  double sm_mhz_median = 0, sm_mhz_p10 = 0, sm_mhz_p90 = 0;
   double work_us = 0, stage1_us = 0, gap_us = 0, reduce_us = 0, outside_us = 0;
   int works = 0, with_reduce = 0;
 };
 
 Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
   Pooled p;
-  std::vector<double> work_errors, kernel_errors, work_diffs, stage1_diffs, gap_diffs, reduce_diffs, outside;
+  std::vector<double> work_errors, kernel_errors, work_diffs, stage1_diffs, gap_diffs, reduce_diffs, outside, sm_mhz;
   for (const TimelineSummaryRow& r : rows) {
     const TimelineComparison& c = r.comparison;
     for (const WorkComparison& w : c.works) {
@@ -41,7 +43,7 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
       outside.push_back(c.measured_outside_us());
     }
     stage1_diffs.push_back(c.predicted.stage1_us - c.measured.stage1_us);
-    p.sm_mhz.insert(p.sm_mhz.end(), r.measured_sm_mhz.begin(), r.measured_sm_mhz.end());
+    sm_mhz.insert(sm_mhz.end(), r.measured_sm_mhz.begin(), r.measured_sm_mhz.end());
     p.clocked_timelines += r.measured_sm_mhz.empty() ? 0 : 1;
     if (c.measured.reduce_us > 0 && c.predicted_reduce_span_us() > 0) {
       gap_diffs.push_back(c.predicted.reduce_gap_us - c.measured.reduce_gap_us);
@@ -57,13 +59,11 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
   p.gap_us = median(gap_diffs);
   p.reduce_us = median(reduce_diffs);
   p.outside_us = median(outside);
-  std::sort(p.sm_mhz.begin(), p.sm_mhz.end());
+  p.clocked_workgroups = sm_mhz.size();
+  p.sm_mhz_median = median(sm_mhz);
+  p.sm_mhz_p10 = percentile(sm_mhz, 0.1);
+  p.sm_mhz_p90 = percentile(sm_mhz, 0.9);
   return p;
-}
-
-// The q-quantile of sorted values (nearest rank below).
-double quantile(const std::vector<double>& sorted, double q) {
-  return sorted.empty() ? 0.0 : sorted[static_cast<size_t>(q * double(sorted.size() - 1))];
 }
 
 nlohmann::ordered_json summary_stats_json(const ErrorStats& s) {
@@ -169,11 +169,11 @@ std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
         "median event time outside the timeline: {:.2f} us (the instrumented launches' median event "
         "time less the recorded launch's span: launch and drain)\n",
         p.outside_us);
-  if (!p.sm_mhz.empty())
+  if (p.clocked_workgroups > 0)
     s += fmt::format(
         "SM clock over the works ({} timelines counted their SMs' cycles): median {:.0f} MHz, p10 {:.0f}, "
         "p90 {:.0f}\n",
-        p.clocked_timelines, median(p.sm_mhz), quantile(p.sm_mhz, 0.1), quantile(p.sm_mhz, 0.9));
+        p.clocked_timelines, p.sm_mhz_median, p.sm_mhz_p10, p.sm_mhz_p90);
   return s;
 }
 
@@ -213,12 +213,12 @@ nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRo
               {"reduce", p.reduce_us},
               {"timelines_with_reduce", p.with_reduce}}},
             {"median_measured_outside_us", p.outside_us},
-            {"sm_clock_mhz", p.sm_mhz.empty() ? nlohmann::ordered_json(nullptr)
-                                              : nlohmann::ordered_json{{"workgroups", p.sm_mhz.size()},
-                                                                       {"timelines", p.clocked_timelines},
-                                                                       {"median", median(p.sm_mhz)},
-                                                                       {"p10", quantile(p.sm_mhz, 0.1)},
-                                                                       {"p90", quantile(p.sm_mhz, 0.9)}}}}}};
+            {"sm_clock_mhz", p.clocked_workgroups == 0 ? nlohmann::ordered_json(nullptr)
+                                                       : nlohmann::ordered_json{{"workgroups", p.clocked_workgroups},
+                                                                                {"timelines", p.clocked_timelines},
+                                                                                {"median", p.sm_mhz_median},
+                                                                                {"p10", p.sm_mhz_p10},
+                                                                                {"p90", p.sm_mhz_p90}}}}}};
 }
 
 }  // namespace mlasim::validate
