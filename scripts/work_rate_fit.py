@@ -10,7 +10,8 @@ Each work of each timeline (`mlasim validate --timeline`, data/measurements/<gpu
 workloads (bf16 Q and KV, one query row unless --qlen says, every page size unless --page says; 16 heads for
 wgmma-bf16, 128 for wgmma-bf16-pair) is one row: its duration from start to end, its KV bytes (its pages, the last
 one counted whole), and how many works were streaming (past their first KV, as the simulator counts them: a pair
-kernel's work is one cluster of two SMs) at each moment of its own streaming span. Its duration is modelled as the simulator's fluid engine plays a work (sim/src/fluid_engine.h):
+kernel's work is one cluster of two SMs) at each moment of its own streaming span. Its duration is modelled as the
+simulator's fluid engine plays a work (sim/src/fluid_engine.h):
 
   t0 + combine(bytes / mean rate, compute floor),   rate(k) = b / (1 + (k b / B)^n)^(1/n),   b = beta (/ f in a grid)
 
