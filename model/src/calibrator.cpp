@@ -29,6 +29,7 @@ const std::map<std::string, Bounds>& bound_table() {
       {"grid_block_us", {0.0, 100.0}},
       {"bw_knee", {1.0, 64.0}},
       {"stage_gap_us", {0.0, 50.0}},
+      {"second_kernel_us", {0.0, 50.0}},
       {"reduce_beta_gbps", {1.0, 5000.0}},
       {"reduce_item_us", {0.0, 50.0}},
       {"fold_reread_fraction", {0.0, 1.0}},

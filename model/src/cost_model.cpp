@@ -44,6 +44,7 @@ const ParamSlot kSlots[] = {
     {"grid_occupancy", nullptr, &CostParams::grid_occupancy, 1, 64, false, "an integer 1..64", false},
     {"bw_knee", &CostParams::bw_knee, nullptr, 0, 64, false, "0 (sharp) or in [1, 64]", false, true},
     {"stage_gap_us", &CostParams::stage_gap_us, nullptr, 0, kInf, false, ">= 0", true},
+    {"second_kernel_us", &CostParams::second_kernel_us, nullptr, 0, kInf, false, ">= 0", true},
     {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)", true},
     {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0", true},
     {"reduce_blocks_per_cu", nullptr, &CostParams::reduce_blocks_per_cu, 0, 64, false,

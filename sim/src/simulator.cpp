@@ -269,7 +269,7 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   if (reduce_runs) {
     const int heads = grid ? (plan.num_heads > 0 ? plan.num_heads : batch.q_heads) : heads_per_row(plan, batch);
     detail::build_reduce_stage(cls.reduce, s.tiles, heads, gpu.num_cu, batch.max_qo_len(), p, s.reduce);
-    end = run_reduce_kernel(s.reduce, s.reduce_times, stage1 + p.stage_gap_us, gpu, p, s, m);
+    end = run_reduce_kernel(s.reduce, s.reduce_times, stage1 + p.stage_gap_us + p.second_kernel_us, gpu, p, s, m);
     for (size_t k = 0; k < s.reduce.items.size(); ++k) {
       double& d = s.tile_us[s.reduce.items[k].tile];
       d = std::max(d, s.reduce_times[k].end_us - s.reduce_times[k].begin_us);
@@ -284,7 +284,8 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   double merge_longest = 0;
   if (merge_runs) {
     detail::build_reduce_stage(cls.reduce, s.merge_tiles, batch.q_heads, gpu.num_cu, 1, p, s.merge);
-    end = run_reduce_kernel(s.merge, s.merge_times, reduce_runs ? end + p.stage_gap_us : end, gpu, p, s, m);
+    end = run_reduce_kernel(s.merge, s.merge_times, (reduce_runs ? end + p.stage_gap_us : end) + p.second_kernel_us,
+                            gpu, p, s, m);
     for (const FluidJobTimes& t : s.merge_times) merge_longest = std::max(merge_longest, t.end_us - t.begin_us);
   }
 

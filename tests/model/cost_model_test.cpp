@@ -64,6 +64,7 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "grid_occupancy",
                                                                 "bw_knee",
                                                                 "stage_gap_us",
+                                                                "second_kernel_us",
                                                                 "reduce_beta_gbps",
                                                                 "reduce_item_us",
                                                                 "reduce_blocks_per_cu",

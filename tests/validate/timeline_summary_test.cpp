@@ -2,6 +2,7 @@
 // parts (a work, stage 1, the reduce's gap and span, the event time outside the timeline) and pooled errors.
 #include "mlasim/validate/timeline_summary.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -161,11 +162,21 @@ TEST(TimelineSummary, SaysWhichPartTheModelMisses) {
   EXPECT_NEAR(pooled.at("median_difference_us").at("reduce").get<double>(), 0.0, kNs);
   EXPECT_NEAR(pooled.at("median_measured_outside_us").get<double>(), 5.0, kNs);
   EXPECT_EQ(pooled.at("kernel_error").at("count"), 2);
+  // Both launches hold 5 us outside their timelines: what the reduce adds as a second kernel is its gap.
+  const nlohmann::json& second = pooled.at("second_kernel_us");
+  EXPECT_NEAR(second.at("us").get<double>(), c.measured.reduce_gap_us, kNs);
+  EXPECT_NEAR(second.at("outside_with_reduce_us").get<double>(), 5.0, kNs);
+  EXPECT_NEAR(second.at("outside_one_kernel_us").get<double>(), 5.0, kNs);
+  EXPECT_EQ(second.at("reduce_launches"), 1);
+  EXPECT_EQ(second.at("one_kernel_launches"), 1);
 
   const std::string text = timeline_summary_text(rows);
   EXPECT_NE(text.find("2 timelines,"), std::string::npos) << text;
   EXPECT_NE(text.find("the gap before it -2.00 us, the reduce "), std::string::npos) << text;
   EXPECT_NE(text.find("median event time outside the timeline: 5.00 us"), std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("a second kernel (the reduce) adds {:.2f} us", c.measured.reduce_gap_us)),
+            std::string::npos)
+      << text;
   EXPECT_EQ(text.find("SM clock"), std::string::npos) << text;  // none counted cycles
   EXPECT_TRUE(pooled.at("sm_clock_mhz").is_null());
 }

@@ -27,11 +27,17 @@ struct Pooled {
   double sm_mhz_median = 0, sm_mhz_p10 = 0, sm_mhz_p90 = 0;
   double work_us = 0, stage1_us = 0, gap_us = 0, reduce_us = 0, outside_us = 0;
   int works = 0, with_reduce = 0;
+  // What a second kernel (the reduce) adds to the event time besides its own work, measured: the gap before it plus
+  // what the events hold outside the timeline with a reduce, less what they hold without one (medians; 0 where the
+  // timelines lack either kind).
+  double outside_one_kernel_us = 0, outside_with_reduce_us = 0, measured_gap_us = 0, second_kernel_us = 0;
+  int one_kernel_launches = 0, reduce_launches = 0;
 };
 
 Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
   Pooled p;
   std::vector<double> work_errors, kernel_errors, work_diffs, stage1_diffs, gap_diffs, reduce_diffs, outside, sm_mhz;
+  std::vector<double> outside_one, outside_two, measured_gaps;
   for (const TimelineSummaryRow& r : rows) {
     const TimelineComparison& c = r.comparison;
     for (const WorkComparison& w : c.works) {
@@ -41,6 +47,12 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
     if (c.measured_kernel_us > 0) {
       kernel_errors.push_back(percent(c.predicted_kernel_us, c.measured_kernel_us));
       outside.push_back(c.measured_outside_us());
+      if (c.measured.reduce_us > 0) {
+        outside_two.push_back(c.measured_outside_us());
+        measured_gaps.push_back(c.measured.reduce_gap_us);
+      } else {
+        outside_one.push_back(c.measured_outside_us());
+      }
     }
     stage1_diffs.push_back(c.predicted.stage1_us - c.measured.stage1_us);
     sm_mhz.insert(sm_mhz.end(), r.measured_sm_mhz.begin(), r.measured_sm_mhz.end());
@@ -59,6 +71,14 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
   p.gap_us = median(gap_diffs);
   p.reduce_us = median(reduce_diffs);
   p.outside_us = median(outside);
+  p.one_kernel_launches = static_cast<int>(outside_one.size());
+  p.reduce_launches = static_cast<int>(outside_two.size());
+  if (!outside_one.empty() && !outside_two.empty()) {
+    p.outside_one_kernel_us = median(outside_one);
+    p.outside_with_reduce_us = median(outside_two);
+    p.measured_gap_us = median(measured_gaps);
+    p.second_kernel_us = p.measured_gap_us + p.outside_with_reduce_us - p.outside_one_kernel_us;
+  }
   p.clocked_workgroups = sm_mhz.size();
   p.sm_mhz_median = median(sm_mhz);
   p.sm_mhz_p10 = percentile(sm_mhz, 0.1);
@@ -169,6 +189,13 @@ std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
         "median event time outside the timeline: {:.2f} us (the instrumented launches' median event "
         "time less the recorded launch's span: launch and drain)\n",
         p.outside_us);
+  if (p.one_kernel_launches > 0 && p.reduce_launches > 0)
+    s += fmt::format(
+        "a second kernel (the reduce) adds {:.2f} us besides its work (a profile's second_kernel_us): the gap "
+        "before it, median {:.2f} us, plus the time outside the timeline with a reduce, median {:.2f} us over {} "
+        "launches, less without one, {:.2f} us over {}\n",
+        p.second_kernel_us, p.measured_gap_us, p.outside_with_reduce_us, p.reduce_launches, p.outside_one_kernel_us,
+        p.one_kernel_launches);
   if (p.clocked_workgroups > 0)
     s += fmt::format(
         "SM clock over the works ({} timelines counted their SMs' cycles): median {:.0f} MHz, p10 {:.0f}, "
@@ -213,6 +240,14 @@ nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRo
               {"reduce", p.reduce_us},
               {"timelines_with_reduce", p.with_reduce}}},
             {"median_measured_outside_us", p.outside_us},
+            {"second_kernel_us", p.one_kernel_launches > 0 && p.reduce_launches > 0
+                                     ? nlohmann::ordered_json{{"us", p.second_kernel_us},
+                                                              {"measured_gap_us", p.measured_gap_us},
+                                                              {"outside_with_reduce_us", p.outside_with_reduce_us},
+                                                              {"reduce_launches", p.reduce_launches},
+                                                              {"outside_one_kernel_us", p.outside_one_kernel_us},
+                                                              {"one_kernel_launches", p.one_kernel_launches}}
+                                     : nlohmann::ordered_json(nullptr)},
             {"sm_clock_mhz", p.clocked_workgroups == 0 ? nlohmann::ordered_json(nullptr)
                                                        : nlohmann::ordered_json{{"workgroups", p.clocked_workgroups},
                                                                                 {"timelines", p.clocked_timelines},

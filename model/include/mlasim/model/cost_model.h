@@ -52,7 +52,11 @@ struct CostParams {
   // would each move beta alone together move D / (1 + (D / B)^n)^(1/n) with D = k beta and B = b_hbm_tbps, i.e.
   // each gets beta / (1 + (k beta / B)^n)^(1/n). n = bw_knee; 0 stands for the sharp limit min(beta, B / k).
   double bw_knee = 0;
-  double stage_gap_us = 0;      // time between stage 1's end and the reduce (or the end) inside kernel_us
+  double stage_gap_us = 0;  // time between stage 1's end and the reduce (or the end) inside kernel_us
+  // What each kernel after stage 1 (the reduce, a two-scope run's merge) adds to kernel_us besides its own work: its
+  // launch gap and the drain of the kernel before it, which a one-kernel plan's stage_gap_us does not hold. Fitted
+  // with the kernel model; our timelines measure it apart (mlasim report --timeline); 0: none.
+  double second_kernel_us = 0;
   double reduce_beta_gbps = 0;  // bandwidth one reduce workgroup streams at alone (0: beta_cu_gbps)
   double reduce_item_us = 0;    // fixed cost of each (tile, row group, head) item a reduce workgroup merges
   // Workgroups of the mla_reduce_v1-rule reduce (AITER's, ours) one CU holds at once; 0 takes AITER's launch
