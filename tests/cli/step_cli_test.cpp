@@ -175,7 +175,7 @@ TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
   const CliResult ops = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kStepWorkload +
                                 " --edit remove=copy --op-bytes " + kStepDir + "op_bytes.json");
   ASSERT_EQ(ops.code, 0) << ops.err;
-  EXPECT_NE(ops.out.find("removed; the 8 stage-1 kernels per step after them -0.54 us each"), std::string::npos)
+  EXPECT_NE(ops.out.find("removed; the 8 stage-1 kernels per step after them -0.55 us each"), std::string::npos)
       << ops.out;
   EXPECT_NE(ops.out.find("the other kernels after keep their measured times"), std::string::npos) << ops.out;
   const CliResult csv = run_cli("step --trace " + kStepDir + "before_r1.json.gz" + kStepWorkload + " --format csv");
