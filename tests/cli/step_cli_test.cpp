@@ -79,7 +79,13 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_gridfactor/h16_b32_ctx4096",
                                                    "h200/step_gridfactor/h16_b64_ctx2048",
                                                    "h200/step_gridfactor/h16_b40_ctx8192",
-                                                   "h200/step_gridfactor/h16_b80_ctx4096"};
+                                                   "h200/step_gridfactor/h16_b80_ctx4096",
+                                                   "h200/step_secondkernel/b12_ctx4096",
+                                                   "h200/step_secondkernel/b20_ctx8192",
+                                                   "h200/step_secondkernel/b6_ctx16384",
+                                                   "h200/step_secondkernel/h16_b56_ctx4096",
+                                                   "h200/step_secondkernel/h16_b112_ctx2048",
+                                                   "h200/step_secondkernel/h16_b48_ctx8192"};
   return folders;
 }
 
