@@ -41,7 +41,7 @@ free+=,fold_l2_window
 # that class's grid and persistent works (docs/validation.md §7.2).
 free+=,compute_overlap_n,grid_stream_factor,wgmma-bf16.grid_stream_factor
 # What the reduce adds as a second kernel besides its work (its launch gap, stage 1's drain): the timelines measure
-# it apart from the fits (docs/validation.md section 7.6), and each GPU's fit, freeing it, agrees with them.
+# it apart from the fits (docs/validation.md section 7.6), and each GPU's fit, freeing it, comes out near them.
 free+=,second_kernel_us
 # The campaign alone leaves compute_overlap_n loose (24 +- 14 once the MMAs' padded rows are costed); the split-ratio
 # probe's 128-head rows, where streaming and math are about equal, pin it (docs/validation.md section 0.5).

@@ -71,9 +71,9 @@ TEST(TimelineCli, ADirectoryIsOneLinePerTimelineAndTheErrorsPooled) {
   EXPECT_NE(one.out.find("per-work duration error over 24 works"), std::string::npos) << one.out;
   EXPECT_NE(one.out.find("outside the timeline"), std::string::npos) << one.out;
 
-  // The figure docs/validation.md §7.1 quotes: 24 x 2048 in two splits, whose persistent reduce the H200 ran with
-  // 10 workgroups per SM: 6.85 us measured, 5.10 us predicted since the fits hold the second kernel's time
-  // (docs/validation.md §7.6; 7.22 before it, with the measured residency; 8.88 with AITER's 8).
+  // The figures docs/validation.md §7.1 and §7.6 quote: 24 x 2048 in two splits, whose persistent reduce the H200
+  // ran with 10 workgroups per SM: 6.85 us measured; 5.10 us predicted since the fits hold the second kernel's time
+  // (§7.6), 7.22 before it with the measured residency (§7.1), 8.88 with AITER's 8.
   const CliResult reduce = run_cli("report --format json --timeline " + kShortWorks + "/c7b019dec1c13b7ee.json.gz");
   ASSERT_EQ(reduce.code, 0) << reduce.err;
   const nlohmann::json c = nlohmann::json::parse(reduce.out);

@@ -52,7 +52,7 @@ struct CostParams {
   // would each move beta alone together move D / (1 + (D / B)^n)^(1/n) with D = k beta and B = b_hbm_tbps, i.e.
   // each gets beta / (1 + (k beta / B)^n)^(1/n). n = bw_knee; 0 stands for the sharp limit min(beta, B / k).
   double bw_knee = 0;
-  double stage_gap_us = 0;  // time between stage 1's end and the reduce (or the end) inside kernel_us
+  double stage_gap_us = 0;  // time after stage 1's end inside kernel_us (before the reduce, with second_kernel_us)
   // What each kernel after stage 1 (the reduce, a two-scope run's merge) adds to kernel_us besides its own work: its
   // launch gap and the drain of the kernel before it, which a one-kernel plan's stage_gap_us does not hold. Fitted
   // with the kernel model; our timelines measure it apart (mlasim report --timeline); 0: none.

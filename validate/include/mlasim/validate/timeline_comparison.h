@@ -35,7 +35,9 @@ struct TimelineFacts {
   double stage1_us = 0;         // last stage-1 end
   double reduce_us = 0;         // reduce end - stage-1 end (0 without a reduce)
   double reduce_gap_us = 0;     // reduce start - stage-1 end: the reduce's launch gap (measured: 0 without a
-                                // reduce; predicted: the stage gap, which the model keeps without a reduce too)
+                                // reduce; predicted: stage_gap_us, which the model keeps without a reduce too, and
+                                // second_kernel_us with one; both also hold the launch and drain outside the
+                                // measured timeline)
   double tail_us = 0;           // last stage-1 end - the median end over CUs that ran work
   double mean_fixed_us = 0;     // mean over works of the fixed part (first KV issue - begin)
   double idle_fraction = 0;     // over every CU of the GPU (or of the plan's clusters): 1 - busy / stage1
