@@ -12,24 +12,18 @@ namespace {
 
 using testing::h100;
 
-DecodeBatch deepseek(int batch, int context) {
-  DecodeBatch b = testing::uniform(batch, context, 128);
-  b.q_dtype = DType::bf16;
-  b.kv_dtype = DType::bf16;
-  b.page_size = 64;
-  return b;
-}
-
-Prediction simulate_with(const char* policy, const DecodeBatch& batch, double second_kernel_us) {
-  CostParams params = cost_params_for(h100());
-  params.second_kernel_us = second_kernel_us;
-  return simulate(testing::plan(policy, batch, "h100"), batch, h100(), params, KernelClassId::wgmma_bf16_pair);
+// DeepSeek's 128 heads in bf16 on the H100, as our kernels run them, planned by `policy` and simulated with the
+// profile's parameters but `second_kernel_us`.
+Prediction simulate_with(const char* policy, int batch, int context, double second_kernel_us) {
+  WorkloadContext ctx = testing::hopper_context("h100", batch, context);
+  ctx.params.second_kernel_us = second_kernel_us;
+  return simulate(testing::plan(policy, ctx.batch, "h100"), ctx.batch, ctx.gpu, ctx.params,
+                  KernelClassId::wgmma_bf16_pair);
 }
 
 TEST(SecondKernel, APlanWithAReduceStartsItLaterByTheSecondKernelsTime) {
-  const DecodeBatch batch = deepseek(16, 4096);
-  const Prediction without = simulate_with("fixed:splits=4", batch, 0.0);
-  const Prediction with = simulate_with("fixed:splits=4", batch, 1.5);
+  const Prediction without = simulate_with("fixed:splits=4", 16, 4096, 0.0);
+  const Prediction with = simulate_with("fixed:splits=4", 16, 4096, 1.5);
   ASSERT_FALSE(with.timeline.reduce.empty());
   EXPECT_DOUBLE_EQ(with.metrics.stage1_us, without.metrics.stage1_us);
   EXPECT_NEAR(with.metrics.kernel_us - without.metrics.kernel_us, 1.5, 1e-9);
@@ -38,9 +32,8 @@ TEST(SecondKernel, APlanWithAReduceStartsItLaterByTheSecondKernelsTime) {
 }
 
 TEST(SecondKernel, APlanWithoutSplitsIsOneKernelAndDoesNotPayIt) {
-  const DecodeBatch batch = deepseek(16, 4096);
-  const Prediction without = simulate_with("fixed:splits=1", batch, 0.0);
-  const Prediction with = simulate_with("fixed:splits=1", batch, 1.5);
+  const Prediction without = simulate_with("fixed:splits=1", 16, 4096, 0.0);
+  const Prediction with = simulate_with("fixed:splits=1", 16, 4096, 1.5);
   ASSERT_TRUE(with.timeline.reduce.empty());
   EXPECT_DOUBLE_EQ(with.metrics.kernel_us, without.metrics.kernel_us);
 }
