@@ -32,6 +32,7 @@ struct Pooled {
   // timelines lack either kind).
   double outside_one_kernel_us = 0, outside_with_reduce_us = 0, measured_gap_us = 0, second_kernel_us = 0;
   int one_kernel_launches = 0, reduce_launches = 0;
+  bool second_kernel_measured() const { return one_kernel_launches > 0 && reduce_launches > 0; }
 };
 
 Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
@@ -73,7 +74,7 @@ Pooled pool(const std::vector<TimelineSummaryRow>& rows) {
   p.outside_us = median(outside);
   p.one_kernel_launches = static_cast<int>(outside_one.size());
   p.reduce_launches = static_cast<int>(outside_two.size());
-  if (!outside_one.empty() && !outside_two.empty()) {
+  if (p.second_kernel_measured()) {
     p.outside_one_kernel_us = median(outside_one);
     p.outside_with_reduce_us = median(outside_two);
     p.measured_gap_us = median(measured_gaps);
@@ -189,7 +190,7 @@ std::string timeline_summary_text(const std::vector<TimelineSummaryRow>& rows) {
         "median event time outside the timeline: {:.2f} us (the instrumented launches' median event "
         "time less the recorded launch's span: launch and drain)\n",
         p.outside_us);
-  if (p.one_kernel_launches > 0 && p.reduce_launches > 0)
+  if (p.second_kernel_measured())
     s += fmt::format(
         "a second kernel (the reduce) adds {:.2f} us besides its work (a profile's second_kernel_us): the gap "
         "before it, median {:.2f} us, plus the time outside the timeline with a reduce, median {:.2f} us over {} "
@@ -240,7 +241,7 @@ nlohmann::ordered_json timeline_summary_json(const std::vector<TimelineSummaryRo
               {"reduce", p.reduce_us},
               {"timelines_with_reduce", p.with_reduce}}},
             {"median_measured_outside_us", p.outside_us},
-            {"second_kernel_us", p.one_kernel_launches > 0 && p.reduce_launches > 0
+            {"second_kernel_us", p.second_kernel_measured()
                                      ? nlohmann::ordered_json{{"us", p.second_kernel_us},
                                                               {"measured_gap_us", p.measured_gap_us},
                                                               {"outside_with_reduce_us", p.outside_with_reduce_us},
