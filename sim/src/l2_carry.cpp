@@ -61,39 +61,50 @@ L2Carry l2_carry_of(const CostParams& params) {
   return c.known() ? c : L2Carry{};
 }
 
+void l2_resident_outputs(const Plan& plan, const DecodeBatch& batch, std::span<const WorkWindow> windows, double cap_mb,
+                         std::vector<char>& resident) {
+  const int heads = attention_row_heads(plan, batch);
+  const auto valid = [&](const WorkWindow& w) { return w.work >= 0 && w.work < plan.num_works(); };
+  TrafficBefore traffic;
+  for (const WorkWindow& w : windows) {
+    if (!valid(w)) continue;
+    const WorkInfo& info = plan.works[static_cast<size_t>(w.work)];
+    traffic.add_stream(w.stream_us, w.end_us, work_kv_bytes(info, batch));
+    traffic.add_write(w.end_us, work_output_bytes(info, heads));
+  }
+  // Asked in time order, as the sweep needs.
+  std::vector<size_t> order(windows.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return windows[a].end_us < windows[b].end_us; });
+  traffic.start();
+  const double cap = cap_mb * kMB;
+  resident.assign(windows.size(), 0);
+  for (size_t k : order)
+    if (valid(windows[k])) resident[k] = traffic.total() - traffic.at(windows[k].end_us) < cap ? 1 : 0;
+}
+
 L2Dirty l2_dirty(const Plan& plan, const Timeline& timeline, const DecodeBatch& batch, const L2Carry& carry) {
   L2Dirty d;
   if (!carry.known()) return d;
   const int heads = attention_row_heads(plan, batch);
-  struct Write {
-    double at, bytes;
-    bool partial;
-  };
-  std::vector<Write> writes;
-  TrafficBefore traffic;
+  std::vector<WorkWindow> windows;
   for (const auto& row : timeline.rows)
-    for (const TimelineBox& box : row) {
-      if (box.work < 0 || box.work >= plan.num_works()) continue;
-      const WorkInfo& w = plan.works[static_cast<size_t>(box.work)];
-      const double out = work_output_bytes(w, heads);
-      traffic.add_stream(box.stream_us, box.end_us, work_kv_bytes(w, batch));
-      traffic.add_write(box.end_us, out);
-      writes.push_back({box.end_us, out, w.is_partial()});
-    }
-  std::sort(writes.begin(), writes.end(), [](const Write& a, const Write& b) { return a.at < b.at; });
-  traffic.start();
-  const double cap = carry.cap_mb * kMB;
+    for (const TimelineBox& box : row)
+      if (box.work >= 0 && box.work < plan.num_works()) windows.push_back({box.work, box.stream_us, box.end_us});
+  std::vector<char> in_l2;
+  l2_resident_outputs(plan, batch, windows, carry.cap_mb, in_l2);
   double written = 0, surviving = 0, surviving_partials = 0, partials = 0;
-  for (const Write& w : writes) {
-    written += w.bytes;
-    if (w.partial) partials += w.bytes;
-    // Written with less than the cap of traffic after it: still in L2, dirty.
-    if (traffic.total() - traffic.at(w.at) < cap) {
-      surviving += w.bytes;
-      if (w.partial) surviving_partials += w.bytes;
+  for (size_t k = 0; k < windows.size(); ++k) {
+    const WorkInfo& w = plan.works[static_cast<size_t>(windows[k].work)];
+    const double out = work_output_bytes(w, heads);
+    written += out;
+    if (w.is_partial()) partials += out;
+    if (in_l2[k]) {
+      surviving += out;
+      if (w.is_partial()) surviving_partials += out;
     }
   }
-  const double dirty = std::min(surviving, cap);
+  const double dirty = std::min(surviving, carry.cap_mb * kMB);
   d.stage1_written_mb = written / kMB;
   d.stage1_dirty_mb = dirty / kMB;
   d.end_dirty_mb = d.stage1_dirty_mb;

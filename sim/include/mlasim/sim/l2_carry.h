@@ -10,6 +10,9 @@
 //   const L2Carry c = l2_carry_of(ctx.params);                 // unknown (all zero) for a profile without them
 //   const L2Dirty d = l2_dirty(*e.plan, e.prediction->timeline, batch, c);
 //   double extra_us = l2_carry_us(d, c);                       // the next kernel's extra time
+#include <span>
+#include <vector>
+
 #include "mlasim/model/cost_model.h"
 #include "mlasim/model/decode_batch.h"
 #include "mlasim/sim/plan.h"
@@ -37,6 +40,18 @@ struct L2Dirty {
   double reduce_written_mb = 0;  // the reduce's outputs
   double end_dirty_mb = 0;       // dirty when the run ends, at most cap_mb: what the next kernel writes back
 };
+
+// One work as stage 1 played it: its KV streams evenly over [stream_us, end_us], its output lands at end_us.
+struct WorkWindow {
+  int work = -1;  // index into plan.works
+  double stream_us = 0, end_us = 0;
+};
+
+// Per window (parallel to `windows`): 1 where the work's output is still in L2 when stage 1 ends, written with
+// less than `cap_mb` of traffic (KV streamed, outputs written) after it; 0 where it is pushed out. Windows of no
+// work of `plan` move nothing and get 0.
+void l2_resident_outputs(const Plan& plan, const DecodeBatch& batch, std::span<const WorkWindow> windows, double cap_mb,
+                         std::vector<char>& resident);
 
 // The dirty bytes of `plan` as the simulator played it (`timeline`): each work's output lands when its box ends,
 // its KV streams evenly over the box's streaming part. All zero when `carry` is unknown.
