@@ -162,6 +162,21 @@ void run_step(const StepCommandOptions& o) {
                        {"edited_us", w.after[i].time_us()},
                        {"kernels", w.before[i].kernels.size()},
                        {"layers", w.before[i].layers()}});
+    nlohmann::json policy_changes = nlohmann::json::array();
+    for (const validate::PolicyChangeFigures& c : w.policy_changes)
+      policy_changes.push_back({{"edit", c.edit},
+                                {"ran_policy", c.ran_policy},
+                                {"next_policy", c.next_policy},
+                                {"requests", c.requests},
+                                {"ran_us", c.ran_us},
+                                {"next_us", c.next_us},
+                                {"ratio", c.ratio()},
+                                {"l2_carry", c.carry_known ? nlohmann::json{{"dirty_ran_mb", c.dirty_ran_mb},
+                                                                            {"dirty_next_mb", c.dirty_next_mb},
+                                                                            {"reread_missed_ran_mb", c.missed_ran_mb},
+                                                                            {"reread_missed_next_mb", c.missed_next_mb},
+                                                                            {"next_kernel_us", c.carry_us}}
+                                                           : nlohmann::json()}});
     const nlohmann::json j = {{"trace", a.trace},
                               {"format", a.format},
                               {"rules", a.rules},
@@ -176,6 +191,7 @@ void run_step(const StepCommandOptions& o) {
                               {"policy", policy},
                               {"edits", o.edits},
                               {"notes", w.notes},
+                              {"policy_changes", policy_changes},
                               {"measured", summary_json(w.before_summary, w.tokens_per_step)},
                               {"edited", summary_json(w.after_summary, w.tokens_per_step)},
                               {"speedup", w.speedup()},

@@ -1,6 +1,7 @@
 // mlasim step end to end: every committed folder of validation traces gives its committed predictions
 // (data/measurements/<gpu>/step*/predictions.json, written by scripts/step_table.py), the three output formats,
 // and the edits applied in order.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -156,6 +157,35 @@ TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {
   EXPECT_NE(text.out.find("step  batch  measured_us"), std::string::npos) << text.out;
   const CliResult csv = run_cli("step --trace " + trace + " --format csv");
   EXPECT_NE(csv.out.find("\ntokens_per_step,"), std::string::npos) << csv.out;
+}
+
+// A policy edit's figures in JSON: one entry per batch the steps ran, each with its plans' kernel times, their
+// ratio and the L2 carry-over the note gives (the H100 profile measured it).
+TEST(StepCli, APolicyEditGivesItsFiguresPerBatchInJson) {
+  const std::string trace =
+      std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/mixed_a.json.gz" + kStepWorkload;
+  const nlohmann::json j = step_json("--trace " + trace + " --edit policy=fixed:splits=4");
+  const nlohmann::json& changes = j["policy_changes"];
+  ASSERT_EQ(changes.size(), 3u) << changes;
+  std::vector<int> batches;
+  for (const auto& c : changes) {
+    batches.push_back(c["requests"].get<int>());
+    EXPECT_EQ(c["edit"], "policy=fixed:splits=4");
+    EXPECT_EQ(c["ran_policy"], "aiter-v1");
+    EXPECT_EQ(c["next_policy"], "fixed:splits=4");
+    EXPECT_GT(c["ran_us"].get<double>(), 0.0);
+    EXPECT_NEAR(c["ratio"].get<double>(), c["next_us"].get<double>() / c["ran_us"].get<double>(), 1e-12);
+    const nlohmann::json& l2 = c["l2_carry"];
+    ASSERT_TRUE(l2.is_object()) << c;
+    EXPECT_GE(l2["dirty_next_mb"].get<double>(), 0.0);
+    EXPECT_NE(j["notes"][0].get<std::string>().find(
+                  fmt::format("the next kernel {:+.2f} us", l2["next_kernel_us"].get<double>())),
+              std::string::npos)
+        << j["notes"][0];
+  }
+  EXPECT_EQ(batches, (std::vector<int>{8, 16, 32}));
+  // Without a policy edit there are none.
+  EXPECT_TRUE(step_json("--trace " + trace + " --edit remove=copy")["policy_changes"].empty());
 }
 
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {

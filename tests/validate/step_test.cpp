@@ -391,12 +391,27 @@ TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_NE(s.notes[0].find(fmt::format("the next kernel {:+.2f} us", carry)), std::string::npos) << s.notes[0];
   EXPECT_NE(s.notes[0].find("2 kernels per step took the carry-over"), std::string::npos) << s.notes[0];
+  // The note's figures, for tools.
+  ASSERT_EQ(s.policy_changes.size(), 1u);
+  const PolicyChangeFigures& f = s.policy_changes[0];
+  EXPECT_EQ(f.edit, "policy=fixed:splits=4");
+  EXPECT_EQ(f.ran_policy, "fixed:splits=1");
+  EXPECT_EQ(f.next_policy, "fixed:splits=4");
+  EXPECT_EQ(f.requests, ctx.batch.size());
+  EXPECT_NEAR(f.ratio(), device_us("fixed:splits=4", ctx) / device_us("fixed:splits=1", ctx), 1e-12);
+  EXPECT_TRUE(f.carry_known);
+  EXPECT_NEAR(f.carry_us, carry, 1e-12);
+  EXPECT_GT(f.dirty_next_mb, f.dirty_ran_mb);
+  EXPECT_EQ(f.missed_ran_mb, 0.0);  // no partials to read back
   // A GPU profile that carries no carry-over parameters leaves the GEMM as measured, and says so.
   sim::WorkloadContext unmeasured = ctx;
   unmeasured.params.l2_carry_us_per_mb = unmeasured.params.l2_carry_cap_mb = 0;
   const StepWhatIf u = apply({"policy=fixed:splits=4"}, &unmeasured, "fixed:splits=1");
   EXPECT_NEAR(u.after_summary.class_us.at("other"), 2 * 30.0, 1e-9);
   EXPECT_NE(u.notes[0].find("no L2 carry-over measured on h100"), std::string::npos) << u.notes[0];
+  ASSERT_EQ(u.policy_changes.size(), 1u);
+  EXPECT_FALSE(u.policy_changes[0].carry_known);
+  EXPECT_EQ(u.policy_changes[0].carry_us, 0.0);
 }
 
 // Without the event timing's overhead (a profile that did not measure it) the edit scales by the ratio of kernel_us,

@@ -704,6 +704,9 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
           did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
                              c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
         sep = ";";
+        w.policy_changes.push_back({e.text, running, e.policy, requests, c.ran_us, c.next_us, carry.known(),
+                                    c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.dirty_ran.reread_missed_mb,
+                                    c.dirty_next.reread_missed_mb, c.carry_us});
       }
       if (!carry.known())
         did += fmt::format("; no L2 carry-over measured on {}: the kernel after attention keeps its time",

@@ -65,11 +65,24 @@ struct MetadataBuild {
 MetadataBuild metadata_build(const sim::MetadataCostModel& model, const std::string& policy,
                              const sim::WorkloadContext& workload);
 
+// What a policy edit predicted for one batch the steps ran: the figures its note gives, for tools to read.
+struct PolicyChangeFigures {
+  std::string edit, ran_policy, next_policy;  // the edit as given; the policy the steps ran; the one it puts in
+  int requests = 0;                           // the batch
+  double ran_us = 0, next_us = 0;             // each plan's kernels as a trace times them
+  double ratio() const { return ran_us > 0 ? next_us / ran_us : 0.0; }
+  bool carry_known = false;  // whether the profile measured the L2 carry-over (else the next figures are 0)
+  double dirty_ran_mb = 0, dirty_next_mb = 0;    // what each plan leaves dirty in L2 when it ends
+  double missed_ran_mb = 0, missed_next_mb = 0;  // partials each plan's reduce reads after stage 1 pushed them out
+  double carry_us = 0;                           // the kernel after the attention: its change of time
+};
+
 struct StepWhatIf {
   std::vector<DecodeStep> before, after;
   StepSummary before_summary, after_summary;
-  std::vector<std::string> notes;  // per edit, what it did (one line each)
-  double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
+  std::vector<std::string> notes;                   // per edit, what it did (one line each)
+  std::vector<PolicyChangeFigures> policy_changes;  // per policy edit and batch, in edit order
+  double tokens_per_step = 0;                       // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   double speedup() const;          // before step time / after step time
 };
