@@ -80,7 +80,7 @@ void l2_resident_outputs(const Plan& plan, const DecodeBatch& batch, std::span<c
   const double cap = cap_mb * kMB;
   resident.assign(windows.size(), 0);
   for (size_t k : order)
-    if (valid(windows[k])) resident[k] = traffic.total() - traffic.at(windows[k].end_us) < cap ? 1 : 0;
+    if (valid(windows[k])) resident[k] = traffic.total() - traffic.at(windows[k].end_us) < cap;
 }
 
 L2Dirty l2_dirty(const Plan& plan, const Timeline& timeline, const DecodeBatch& batch, const L2Carry& carry) {

@@ -149,7 +149,7 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
 }
 
 // Each tile's share of partials that stage 1 (played into s.times) pushed out of L2 before the reduce reads them
-// (sim/l2_carry.h), where the profile prices such reads (reduce_miss_us and the L2 carry-over's cap); else 0.
+// (sim/l2_carry.h), where the profile prices such reads (reduce_miss_us) and has the L2 carry-over; else 0.
 void mark_missed_partials(const Plan& plan, const DecodeBatch& batch, const CostParams& p, Scratch& s) {
   const L2Carry carry = l2_carry_of(p);
   if (p.reduce_miss_us <= 0 || !carry.known() || s.tiles.empty()) return;

@@ -3,7 +3,9 @@
 // (data/measurements/h100/l2_carry/l2_carry.csv), which the fit of the three parameters did not use.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
@@ -92,6 +94,37 @@ TEST(L2Carry, EarlierWavesAreWrittenBackBeforeTheKernelEnds) {
       d.end_dirty_mb,
       std::min(c.cap_mb, std::max(0.0, d.stage1_dirty_mb - c.reread_evict * d.reread_missed_mb) + d.reduce_written_mb),
       1e-9);
+}
+
+// The residency rule alone (what a reduce's items pay for, CostParams::reduce_miss_us): an output is still in L2
+// when less than the cap of traffic follows it. Over two waves of works the last to end stays, the first goes; an
+// unbounded cap keeps every one; a window of no work of the plan moves nothing and is not resident.
+TEST(L2Carry, ResidentOutputsAreThoseWithLessThanTheCapStreamedAfterThem) {
+  const sim::WorkloadContext ctx = testing::hopper_context("h200", 128, 2048, 16);
+  const Plan plan = testing::plan("fixed:splits=2", ctx.batch, "h200");
+  const Prediction p = simulate(plan, ctx.batch, ctx.gpu, ctx.params, KernelClassId::wgmma_bf16);
+  std::vector<WorkWindow> windows;
+  for (const auto& row : p.timeline.rows)
+    for (const TimelineBox& box : row) windows.push_back({box.work, box.stream_us, box.end_us});
+  ASSERT_EQ(windows.size(), 256u);
+  size_t first = 0, last = 0;
+  for (size_t k = 0; k < windows.size(); ++k) {
+    if (windows[k].end_us < windows[first].end_us) first = k;
+    if (windows[k].end_us > windows[last].end_us) last = k;
+  }
+  const double cap = l2_carry_of(ctx.params).cap_mb;
+  ASSERT_GT(cap, 0.0);
+  std::vector<char> in_l2;
+  l2_resident_outputs(plan, ctx.batch, windows, cap, in_l2);
+  ASSERT_EQ(in_l2.size(), windows.size());
+  EXPECT_EQ(in_l2[last], 1);
+  EXPECT_EQ(in_l2[first], 0);
+  windows.push_back({plan.num_works(), 0.0, windows[last].end_us + 1.0});
+  windows.push_back({-1, 0.0, 0.0});
+  l2_resident_outputs(plan, ctx.batch, windows, 1e9, in_l2);
+  EXPECT_EQ(std::count(in_l2.begin(), in_l2.end(), 1), static_cast<std::ptrdiff_t>(windows.size()) - 2);
+  EXPECT_EQ(in_l2[windows.size() - 2], 0);
+  EXPECT_EQ(in_l2[windows.size() - 1], 0);
 }
 
 TEST(L2Carry, NothingDirtyLeavesNoCarryAndTheCapBoundsIt) {
