@@ -24,7 +24,9 @@ Producers
   A+B+...         the producers in that order
 Followers
   gemm            the bf16 GEMM [16, 16384] x [16384, 4096] of the step stack (docs/step.md §4): HBM-bound
+  gemm16:B        the step stack's GEMM at 16 heads, [B, 2048] x [2048, 4096] (16.8 MB of weights)
   full            a full-GPU read of 75 MB: HBM-bound
+  full:MB         a full-GPU read of MB megabytes: how much must a follower move to write the dirty lines back?
   lat             a read of 75 MB by 16 programs: latency-bound, as the unsplit attention of the stack
   attn:B:CTX:POL  our MLA decode kernels as the follower (128 heads; POL@H for H heads, 16 or 128)
   copyf:MB        a device-to-device copy of MB megabytes, buffers apart from a copy producer's
@@ -41,6 +43,8 @@ Sets (--set)
               attention wrote and read, in order, is fitted to
   writeback   attentions (--follower, a comma list) after the step stack's GEMM, then fills or the block-table copy,
               against the GEMM alone (scripts/l2_writeback_set.py): the write-back before a stage 1 (section 6)
+  follower    fills of 4 to 32 MB before full-GPU reads of 4 to 96 MB and the 16-head stack's GEMM: does a follower
+              that moves less than the L2 holds write the dirty lines back (section 6)?
 
   python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
@@ -128,6 +132,15 @@ class Probe:
             self.stack = Stack(16, 4096, self.reps, 64, 16)
         return self.stack
 
+    def gemm16(self, batch):
+        # The 16-head stack's GEMM (step_validation.Stack.rest at 16 heads): its weights apart for every repeat.
+        key = ("gemm16", batch)
+        if key not in self.pool:
+            g = torch.Generator(device="cuda").manual_seed(11)
+            r = lambda *shape: (torch.rand(*shape, generator=g, device="cuda") - 0.5).to(torch.bfloat16)
+            self.pool[key] = (r(batch, 16 * 128), [r(16 * 128, GEMM_N) * 0.01 for _ in range(self.reps)])
+        return self.pool[key]
+
     def buffers(self, tag, nbytes, slot=0):
         # `slot`: a part's place in a composite producer; two parts of one kind get buffers of their own.
         key = (tag, nbytes, slot)
@@ -181,8 +194,12 @@ class Probe:
             return lambda i: (fill(bufs[i]), read(produce_read_kernel, stream[i], self.out, 8 * self.sms))
         if kind == "gemm":
             return lambda i: self.h @ self.w[i]
+        if kind == "gemm16":
+            h, w = self.gemm16(int(spec.split(":")[1]))
+            return lambda i: h @ w[i]
         if kind == "full":
-            bufs = self.buffers("follow", 75 * MB)
+            mb = float(spec.split(":")[1]) if ":" in spec else 75
+            bufs = self.buffers("follow", int(mb * MB))
             return lambda i: read(follow_read_kernel, bufs[i], self.out, 8 * self.sms)
         if kind == "lat":
             bufs = self.buffers("follow", 75 * MB)
@@ -208,10 +225,10 @@ class Probe:
 
 def follower_kernels(follower, names):
     """Indices of the follower's kernels in one repeat's kernel names (the producer's come first)."""
-    if follower == "gemm":
+    if follower == "gemm" or follower.startswith("gemm16"):
         return [i for i, n in enumerate(names) if "splitKreduce" not in n and ("gemm" in n or "nvjet" in n
                                                                              or "sm90" in n or "cutlass" in n)]
-    if follower in ("full", "lat"):
+    if follower in ("full", "lat") or follower.startswith("full:"):
         return [i for i, n in enumerate(names) if n.startswith("follow_read_kernel")]
     if follower.startswith("copyf"):
         return [len(names) - 1] if "memcpy" in names[-1] else []  # one copy kernel, the last of the repeat
@@ -239,6 +256,13 @@ def variants():
 
 
 STACK_COPY = l2_writeback_set.STACK_COPY
+
+
+def follower_variants():
+    """Fills of W MB before HBM-bound followers that move F MB: the carry-over's share a follower pays as its own
+    traffic grows past what the L2 holds beside the dirty lines (docs/step.md §6)."""
+    followers = [f"full:{mb}" for mb in (4, 8, 12, 16, 24, 32, 48, 64, 96)] + ["gemm16:96", "gemm"]
+    return [(p, f) for p in ("none", "fill:4", "fill:8", "fill:16", "fill:24", "fill:32") for f in followers]
 
 
 def neighbour_variants():
@@ -297,7 +321,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback"), default="carry")
+    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback", "follower"), default="carry")
     ap.add_argument("--follower", default="attn:16:4096:aiter-v1",
                     help="the attention of --set grid; a comma list for --set writeback")
     ap.add_argument("--gpu", default="h100", help="the GPU profile our attention's plans are made for")
@@ -305,7 +329,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count, a.gpu)
-    vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants,
+    vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants, "follower": follower_variants,
           "grid": lambda: grid_variants(a.follower),
           "writeback": lambda: l2_writeback_set.variants(a.follower.split(","))}[a.set]()
     graphs = {}
