@@ -32,7 +32,6 @@ const std::map<std::string, Bounds>& bound_table() {
       {"second_kernel_us", {0.0, 50.0}},
       {"reduce_beta_gbps", {1.0, 5000.0}},
       {"reduce_item_us", {0.0, 50.0}},
-      {"reduce_miss_us", {0.0, 50.0}},
       {"fold_reread_fraction", {0.0, 1.0}},
       {"fold_l2_window", {0.05, 16.0}},  // 0 switches the timeline form off: a fit must not land there
       {"persistent_cluster_us", {0.0, 50.0}},

@@ -47,7 +47,6 @@ const ParamSlot kSlots[] = {
     {"second_kernel_us", &CostParams::second_kernel_us, nullptr, 0, kInf, false, ">= 0", true},
     {"reduce_beta_gbps", &CostParams::reduce_beta_gbps, nullptr, 0, kInf, false, ">= 0 (0: beta_cu_gbps)", true},
     {"reduce_item_us", &CostParams::reduce_item_us, nullptr, 0, kInf, false, ">= 0", true},
-    {"reduce_miss_us", &CostParams::reduce_miss_us, nullptr, 0, kInf, false, ">= 0", true},
     {"reduce_blocks_per_cu", nullptr, &CostParams::reduce_blocks_per_cu, 0, 64, false,
      "an integer 0..64 (0: the reduce kernel's own rule)", true},
     {"reduce_wide_blocks_per_cu", nullptr, &CostParams::reduce_wide_blocks_per_cu, 0, 64, false,

@@ -10,13 +10,13 @@ namespace {
 // Rows r in [0, rows) with r % groups == group: AITER's row group `group` takes rows group, group+Wg, ...
 int rows_of_group(int rows, int group, int groups) { return group < rows ? (rows - group + groups - 1) / groups : 0; }
 
-// One item: its fixed cost (more where its partials come from memory), then its partials read and its output rows
-// written. `width` workgroups run it side by side, each moving these bytes (they count into the stage's traffic).
+// One item: its fixed cost, then its partials read and its output rows written. `width` workgroups run it side
+// by side, each moving these bytes (they count into the stage's traffic).
 FluidJob item_job(int rows, const TileFacts& f, int width, const CostParams& params, ReduceStage& out) {
   const double read = reduce_read_bytes(rows, f.partials), write = reduce_write_bytes(rows);
   out.read_bytes += read * width;
   out.write_bytes += write * width;
-  return FluidJob{params.reduce_item_us + params.reduce_miss_us * f.missed, read + write, 0.0};
+  return FluidJob{params.reduce_item_us, read + write, 0.0};
 }
 
 // Workgroups one CU holds: the profile's measured residency where it has one (the wide form's for a launch

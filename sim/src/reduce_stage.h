@@ -13,10 +13,9 @@ namespace mlasim::sim::detail {
 
 // What the simulator knows of each reduce tile (reduce_indptr row).
 struct TileFacts {
-  int partials = 0;   // n
-  int rows = 0;       // output rows (tsz)
-  int request = -1;   // original request, -1 when the tile has no partials
-  double missed = 0;  // share of its partials stage 1 pushed out of L2 before the reduce reads them
+  int partials = 0;  // n
+  int rows = 0;      // output rows (tsz)
+  int request = -1;  // original request, -1 when the tile has no partials
 };
 
 // One reduce step: a (tile, row group) merged by `heads` workgroups side by side, one per head (grid reduces),

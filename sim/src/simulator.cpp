@@ -5,7 +5,6 @@
 #include "fluid_engine.h"
 #include "mlasim/model/input_error.h"
 #include "mlasim/sim/kernel_choice.h"
-#include "mlasim/sim/l2_carry.h"
 #include "mlasim/sim/reduce_graph.h"
 #include "mlasim/sim/split_policy.h"
 #include "reduce_stage.h"
@@ -36,9 +35,6 @@ struct Scratch {
   std::vector<char> cu_used;
   std::vector<double> sibling_share;  // per work: share of its KV a sibling head group read just before
   detail::SiblingScratch sibling;
-  std::vector<WorkWindow> windows;  // per work: its stage-1 stream and end, for what stays in L2
-  std::vector<char> in_l2;
-  std::vector<int> tile_partial_works;
 };
 
 Scratch& scratch() {
@@ -146,26 +142,6 @@ void build_tile_facts(const Plan& plan, const DecodeBatch& batch, Scratch& s) {
     s.work_tile[i] = t;
     if (t >= 0 && s.tiles[t].request < 0) s.tiles[t].request = std::clamp(plan.request_of(w), 0, batch.size() - 1);
   }
-}
-
-// Each tile's share of partials that stage 1 (played into s.times) pushed out of L2 before the reduce reads them
-// (sim/l2_carry.h), where the profile prices such reads (reduce_miss_us) and has the L2 carry-over; else 0.
-void mark_missed_partials(const Plan& plan, const DecodeBatch& batch, const CostParams& p, Scratch& s) {
-  const L2Carry carry = l2_carry_of(p);
-  if (p.reduce_miss_us <= 0 || !carry.known() || s.tiles.empty()) return;
-  const int W = plan.num_works();
-  s.windows.resize(static_cast<size_t>(W));
-  for (int i = 0; i < W; ++i) s.windows[i] = {i, s.times[i].stream_us, s.times[i].end_us};
-  l2_resident_outputs(plan, batch, s.windows, carry.cap_mb, s.in_l2);
-  s.tile_partial_works.assign(s.tiles.size(), 0);
-  for (int i = 0; i < W; ++i) {
-    const int t = s.work_tile[i];
-    if (t < 0) continue;
-    ++s.tile_partial_works[t];
-    if (!s.in_l2[i]) s.tiles[t].missed += 1;
-  }
-  for (size_t t = 0; t < s.tiles.size(); ++t)
-    if (s.tile_partial_works[t] > 0) s.tiles[t].missed /= s.tile_partial_works[t];
 }
 
 // A merged two-scope run (DecodeBatch::merged_tokens): one tile per query token with more than one stream, of one
@@ -291,7 +267,6 @@ Metrics run(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const Co
   double end = stage1;
   const bool reduce_runs = plan.num_partials() > 0;
   if (reduce_runs) {
-    mark_missed_partials(plan, batch, p, s);
     const int heads = grid ? (plan.num_heads > 0 ? plan.num_heads : batch.q_heads) : heads_per_row(plan, batch);
     detail::build_reduce_stage(cls.reduce, s.tiles, heads, gpu.num_cu, batch.max_qo_len(), p, s.reduce);
     end = run_reduce_kernel(s.reduce, s.reduce_times, stage1 + p.stage_gap_us + p.second_kernel_us, gpu, p, s, m);

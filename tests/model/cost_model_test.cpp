@@ -67,7 +67,6 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "second_kernel_us",
                                                                 "reduce_beta_gbps",
                                                                 "reduce_item_us",
-                                                                "reduce_miss_us",
                                                                 "reduce_blocks_per_cu",
                                                                 "reduce_wide_blocks_per_cu",
                                                                 "fold_reread_fraction",

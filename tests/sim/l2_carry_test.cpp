@@ -96,9 +96,9 @@ TEST(L2Carry, EarlierWavesAreWrittenBackBeforeTheKernelEnds) {
       1e-9);
 }
 
-// The residency rule alone (what a reduce's items pay for, CostParams::reduce_miss_us): an output is still in L2
-// when less than the cap of traffic follows it. Over two waves of works the last to end stays, the first goes; an
-// unbounded cap keeps every one; a window of no work of the plan moves nothing and is not resident.
+// The residency rule alone (what the reduce reads back from L2 and what stays dirty, l2_dirty): an output is still
+// in L2 when less than the cap of traffic follows it. Over two waves of works the last to end stays, the first goes;
+// an unbounded cap keeps every one; a window of no work of the plan moves nothing and is not resident.
 TEST(L2Carry, ResidentOutputsAreThoseWithLessThanTheCapStreamedAfterThem) {
   const sim::WorkloadContext ctx = testing::hopper_context("h200", 128, 2048, 16);
   const Plan plan = testing::plan("fixed:splits=2", ctx.batch, "h200");

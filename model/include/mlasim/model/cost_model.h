@@ -59,10 +59,6 @@ struct CostParams {
   double second_kernel_us = 0;
   double reduce_beta_gbps = 0;  // bandwidth one reduce workgroup streams at alone (0: beta_cu_gbps)
   double reduce_item_us = 0;    // fixed cost of each (tile, row group, head) item a reduce workgroup merges
-  // An item's further fixed cost when stage 1 has already pushed its partials out of L2 (sim/l2_carry.h: written
-  // with l2_carry_cap_mb or more of traffic after them), times the share of them so pushed out: their reads wait on
-  // memory rather than on the L2. 0, or a profile without the L2 carry-over (its cap and cost per MB): none.
-  double reduce_miss_us = 0;
   // Workgroups of the mla_reduce_v1-rule reduce (AITER's, ours) one CU holds at once; 0 takes AITER's launch
   // bounds, 8 (Triton's stage 2 keeps its 16). Measured by a timeline where our reduce runs: its 128-thread
   // workgroups (tiles of fewer than 16 partials), and its 512-thread form where a tile has 16 or more (0: as the
