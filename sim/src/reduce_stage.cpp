@@ -12,8 +12,8 @@ int rows_of_group(int rows, int group, int groups) { return group < rows ? (rows
 
 // One item: its fixed cost, then its partials read and its output rows written. `width` workgroups run it side
 // by side, each moving these bytes (they count into the stage's traffic).
-FluidJob item_job(int rows, const TileFacts& f, int width, const CostParams& params, ReduceStage& out) {
-  const double read = reduce_read_bytes(rows, f.partials), write = reduce_write_bytes(rows);
+FluidJob item_job(int rows, int partials, int width, const CostParams& params, ReduceStage& out) {
+  const double read = reduce_read_bytes(rows, partials), write = reduce_write_bytes(rows);
   out.read_bytes += read * width;
   out.write_bytes += write * width;
   return FluidJob{params.reduce_item_us, read + write, 0.0};
@@ -55,8 +55,8 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
         const int rows = rows_of_group(f.rows, g, wg);
         if (rows == 0) continue;
         const int block = static_cast<int>(t * per_tile + int64_t{g} * heads);
-        add_task(out, item_job(rows, f, heads, params, out), ReduceItem{t, 0, heads, g, block, f.partials >= 4}, heads,
-                 params);
+        add_task(out, item_job(rows, f.partials, heads, params, out),
+                 ReduceItem{t, 0, heads, g, block, f.partials >= 4}, heads, params);
       }
     }
     return;
@@ -71,14 +71,14 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
       for (int g = 0; g < wg; ++g) {
         const int rows = rows_of_group(f.rows, g, wg);
         for (int h = 0; h < heads; ++h, block = block + 1 == launch.blocks ? 0 : block + 1)
-          if (rows > 0) fn(block, ReduceItem{t, h, 1, g, block, f.partials >= 4}, rows, f);
+          if (rows > 0) fn(block, ReduceItem{t, h, 1, g, block, f.partials >= 4}, rows, f.partials);
       }
     }
   };
   std::vector<int>& count = out.block_count;
   count.assign(static_cast<size_t>(launch.blocks) + 1, 0);
   int n = 0;
-  for_each_item([&](int block, const ReduceItem&, int, const TileFacts&) {
+  for_each_item([&](int block, const ReduceItem&, int, int) {
     ++count[static_cast<size_t>(block) + 1];
     ++n;
   });
@@ -87,9 +87,9 @@ void build_aiter(std::span<const TileFacts> tiles, int heads, int num_cu, int ma
   out.items.resize(static_cast<size_t>(n));
   std::vector<int>& fill = out.block_fill;
   fill.assign(count.begin(), count.end() - 1);
-  for_each_item([&](int block, const ReduceItem& item, int rows, const TileFacts& f) {
+  for_each_item([&](int block, const ReduceItem& item, int rows, int partials) {
     const int at = fill[static_cast<size_t>(block)]++;
-    out.jobs[at] = item_job(rows, f, 1, params, out);
+    out.jobs[at] = item_job(rows, partials, 1, params, out);
     out.items[at] = item;
   });
   // Consecutive blocks running the same items for consecutive heads run in lockstep: one task, one more
@@ -131,7 +131,8 @@ void build_triton(std::span<const TileFacts> tiles, int heads, const CostParams&
   for (int t = 0; t < static_cast<int>(tiles.size()); ++t) {
     const TileFacts& f = tiles[t];
     if (f.partials < 1 || f.rows == 0) continue;
-    add_task(out, item_job(f.rows, f, heads, params, out), ReduceItem{t, 0, heads, 0, t, false}, heads, params);
+    add_task(out, item_job(f.rows, f.partials, heads, params, out), ReduceItem{t, 0, heads, 0, t, false}, heads,
+             params);
   }
 }
 
