@@ -131,6 +131,25 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
                      optional<int>(v, "rows", 0, field, origin), optional<std::string>(v, "source", "", field, origin)};
     }
   }
+  if (j.contains("ratio_error")) {
+    if (!j["ratio_error"].is_object())
+      throw InputError("gpu.ratio_error",
+                       "must be an object of kernel class -> {median_pct, p90_pct, pairs} in " + origin);
+    for (const auto& [k, v] : j["ratio_error"].items()) {
+      const std::string field = "gpu.ratio_error." + k;
+      if (!v.is_object())
+        throw InputError(field, "must be an object {median_pct, p90_pct, pairs, source} in " + origin);
+      RatioError e;
+      for (const auto& [key, out] : {std::pair{"median_pct", &e.median_pct}, std::pair{"p90_pct", &e.p90_pct}}) {
+        if (!v.contains(key) || !v[key].is_number() || !(v[key].get<double>() >= 0))
+          throw InputError(field + "." + key, "must be a number >= 0 (%) in " + origin);
+        *out = v[key].get<double>();
+      }
+      e.pairs = optional<int>(v, "pairs", 0, field, origin);
+      e.source = optional<std::string>(v, "source", "", field, origin);
+      g.ratio_error[k] = e;
+    }
+  }
   return g;
 }
 
@@ -156,6 +175,11 @@ std::string gpu_to_json(const Gpu& g) {
     for (const auto& [k, e] : g.model_error) errors[k] = model_error_json(e);
     j["model_error"] = errors;
   }
+  if (!g.ratio_error.empty()) {
+    json errors = json::object();
+    for (const auto& [k, e] : g.ratio_error) errors[k] = ratio_error_json(e);
+    j["ratio_error"] = errors;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -167,6 +191,10 @@ nlohmann::ordered_json gpu_param_json(const GpuParam& p) {
 
 nlohmann::ordered_json model_error_json(const ModelError& e) {
   return {{"rms_pct", e.rms_pct}, {"mape_pct", e.mape_pct}, {"rows", e.rows}, {"source", e.source}};
+}
+
+nlohmann::ordered_json ratio_error_json(const RatioError& e) {
+  return {{"median_pct", e.median_pct}, {"p90_pct", e.p90_pct}, {"pairs", e.pairs}, {"source", e.source}};
 }
 
 Gpu load_gpu(const std::string& name_or_path) {

@@ -193,6 +193,40 @@ TEST(CalibrateCli, FailedCalibrationWritesNoProfile) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// A refit replaces the parameters a profile's ratio error was measured with, so the written profile drops it
+// (scripts/ratio_error_fit.py measures it again).
+TEST(CalibrateCli, ARefitDropsTheRatioError) {
+  const std::string measurements = synthetic_measurements(profile_with({{"t_fix_us", 3.0}}));
+  const std::string start = profile_with({});
+  nlohmann::json j = nlohmann::json::parse(read_file(start));
+  j["ratio_error"] = {{"asm-a8w8-qh16", {{"median_pct", 1}, {"p90_pct", 3}, {"pairs", 10}, {"source", "test"}}}};
+  write_file(start, j.dump(2));
+  const std::string out = temp_path("fitted_ratio.json");
+  ASSERT_EQ(
+      run_cli("calibrate --measurements " + measurements + " --gpu " + start + " --free t_fix_us --out " + out).code,
+      0);
+  EXPECT_FALSE(nlohmann::json::parse(read_file(out)).contains("ratio_error"));
+}
+
+// Speedup pairs per kernel class count the pairs of two policies on one workload whose rows the class costs: the
+// model's own times have no ratio error.
+TEST(ReportCli, SpeedupPairsPerClassCountOnlyThatClassesPairs) {
+  const std::string profile = profile_with({{"t_fix_us", 3.0}});
+  const CliResult r =
+      run_cli("report --measurements " + synthetic_measurements(profile) + " --gpu " + profile + " --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["speedup_pairs"]["pairs"], 12);  // 12 workloads under two policies
+  int pairs = 0;
+  for (const auto& [cls, p] : j["speedup_pairs_by_class"].items()) {
+    EXPECT_GT(p["pairs"].get<int>(), 0) << cls;
+    EXPECT_LT(p["p90_abs_error_pct"].get<double>(), 1e-9) << cls;
+    pairs += p["pairs"].get<int>();
+  }
+  EXPECT_GT(pairs, 0);
+  EXPECT_LE(pairs, 12);
+}
+
 TEST(ReportCli, EveryPublicRowOfTheGpuIsPredicted) {
   const CliResult r =
       run_cli("report --measurements " + std::string(MLASIM_DATA_DIR) +

@@ -38,6 +38,31 @@ TEST(Gpu, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(back.param("t_fix_us", 0), 1.5);
 }
 
+// The held-out ratio error of two plans per kernel class (mlasim step's band) survives a round trip; a bad one is
+// named by its field.
+TEST(Gpu, RatioErrorRoundTripsAndABadOneIsNamed) {
+  Gpu g = load_gpu("mi300x");
+  g.ratio_error["wgmma-bf16"] = RatioError{1.2, 3.3, 240, "test"};
+  const Gpu back = parse_gpu_json(gpu_to_json(g), "round trip");
+  ASSERT_EQ(back.ratio_error.size(), 1u);
+  const RatioError& e = back.ratio_error.at("wgmma-bf16");
+  EXPECT_EQ(e.median_pct, 1.2);
+  EXPECT_EQ(e.p90_pct, 3.3);
+  EXPECT_EQ(e.pairs, 240);
+  EXPECT_EQ(e.source, "test");
+  const std::string base = R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":8,"hbm_tbps":1,"ratio_error":)";
+  const auto error_of = [&](const std::string& field) {
+    const auto error = input_error_of([&] { parse_gpu_json(base + field + "}", "x.json"); });
+    return error ? std::string(error->what()) : std::string("no error");
+  };
+  EXPECT_EQ(error_of("[]"),
+            "gpu.ratio_error: must be an object of kernel class -> {median_pct, p90_pct, pairs} in x.json");
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":1}})"), "gpu.ratio_error.k.p90_pct: must be a number >= 0 (%) in x.json");
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":-2}})"),
+            "gpu.ratio_error.k.p90_pct: must be a number >= 0 (%) in x.json");
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":2,"pairs":"x"}})").rfind("gpu.ratio_error.k.pairs", 0), 0u);
+}
+
 TEST(Gpu, UnknownNameListsTheKnownOnes) {
   const auto e = input_error_of([&] { load_gpu("mi999"); });
   ASSERT_TRUE(e);

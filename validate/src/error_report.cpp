@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 
 #include "mlasim/model/median.h"
 #include "mlasim/sim/policy_spec.h"
@@ -107,12 +108,17 @@ std::vector<SliceTable> error_slices(const CalibrationRun& run, bool held_out_on
   return tables;
 }
 
-PairStats speedup_pairs(const CalibrationRun& run) {
+namespace {
+
+// Pair statistics of the pairs `keep` accepts.
+template <typename Keep>
+PairStats pair_stats(const CalibrationRun& run, Keep keep) {
   std::vector<double> errors;
   int differing = 0, named = 0;
   for (const auto& group : workload_groups(run))
     for (size_t i = 0; i < group.size(); ++i)
       for (size_t j = i + 1; j < group.size(); ++j) {
+        if (!keep(group[i], group[j])) continue;
         const double measured = group[i].measured / group[j].measured;
         const double predicted = group[i].predicted / group[j].predicted;
         errors.push_back(100.0 * std::abs(predicted / measured - 1.0));
@@ -128,6 +134,33 @@ PairStats speedup_pairs(const CalibrationRun& run) {
   s.differing_pairs = differing;
   s.faster_named_pct = differing ? 100.0 * named / differing : 0;
   return s;
+}
+
+nlohmann::ordered_json pair_json(const PairStats& p) {
+  return {{"pairs", p.pairs},
+          {"median_abs_error_pct", p.median_abs_error_pct},
+          {"p90_abs_error_pct", p.p90_abs_error_pct},
+          {"differing_pairs", p.differing_pairs},
+          {"faster_named_pct", p.faster_named_pct}};
+}
+
+}  // namespace
+
+PairStats speedup_pairs(const CalibrationRun& run) {
+  return pair_stats(run, [](const TimedRow&, const TimedRow&) { return true; });
+}
+
+std::map<std::string, PairStats> speedup_pairs_by_class(const CalibrationRun& run) {
+  std::set<std::string> classes;
+  for (const RowFit& f : run.result.rows) classes.insert(kernel_class(run.rows[f.row]));
+  std::map<std::string, PairStats> out;
+  for (const std::string& c : classes) {
+    const PairStats s = pair_stats(run, [&](const TimedRow& a, const TimedRow& b) {
+      return kernel_class(*a.row) == c && kernel_class(*b.row) == c;
+    });
+    if (s.pairs > 0) out[c] = s;
+  }
+  return out;
 }
 
 RegretStats best_policy_regret(const CalibrationRun& run) {
@@ -168,12 +201,9 @@ nlohmann::ordered_json error_report_json(const CalibrationRun& run) {
     }
     j["slices"].push_back({{"by", t.by}, {"slices", std::move(slices)}});
   }
-  const PairStats p = speedup_pairs(run);
-  j["speedup_pairs"] = {{"pairs", p.pairs},
-                        {"median_abs_error_pct", p.median_abs_error_pct},
-                        {"p90_abs_error_pct", p.p90_abs_error_pct},
-                        {"differing_pairs", p.differing_pairs},
-                        {"faster_named_pct", p.faster_named_pct}};
+  j["speedup_pairs"] = pair_json(speedup_pairs(run));
+  j["speedup_pairs_by_class"] = nlohmann::ordered_json::object();
+  for (const auto& [name, p] : speedup_pairs_by_class(run)) j["speedup_pairs_by_class"][name] = pair_json(p);
   const RegretStats r = best_policy_regret(run);
   j["best_policy"] = {{"workloads", r.workloads},
                       {"mean_regret_pct", r.mean_regret_pct},
@@ -200,6 +230,9 @@ std::string error_report_text(const CalibrationRun& run) {
       "\nspeedup pairs: {} (two policies on one workload); |error| median {:.1f}%, p90 {:.1f}%; "
       "faster policy named in {:.1f}% of the {} pairs differing by >= 10%\n",
       p.pairs, p.median_abs_error_pct, p.p90_abs_error_pct, p.faster_named_pct, p.differing_pairs);
+  for (const auto& [name, c] : speedup_pairs_by_class(run))
+    out += fmt::format("  {}: {} pairs; |error| median {:.1f}%, p90 {:.1f}%\n", name, c.pairs, c.median_abs_error_pct,
+                       c.p90_abs_error_pct);
   const RegretStats r = best_policy_regret(run);
   out += fmt::format(
       "best-policy pick: {} workloads; mean regret {:.1f}%, within 3% of the measured best in {:.1f}%, "

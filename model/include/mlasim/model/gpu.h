@@ -27,6 +27,15 @@ struct ModelError {
   std::string source;
 };
 
+// How far the model's ratio of two plans of one workload (predicted over measured, less 1) strays over held-out
+// sessions of one kernel class: the band `mlasim step` gives a policy edit's change (docs/step.md §3).
+struct RatioError {
+  double median_pct = 0;  // median |error|, %
+  double p90_pct = 0;     // 90th percentile |error|, %
+  int pairs = 0;          // two policies measured on one workload
+  std::string source;
+};
+
 struct Gpu {
   std::string name;          // file stem, e.g. "mi355x"
   std::string display_name;  // e.g. "AMD Instinct MI355X"
@@ -45,6 +54,8 @@ struct Gpu {
   std::map<std::string, GpuParam> params;
   // Held-out prediction error per kernel class name (written by `mlasim calibrate`).
   std::map<std::string, ModelError> model_error;
+  // Held-out ratio error of two plans per kernel class name (written by scripts/ratio_error_fit.py).
+  std::map<std::string, RatioError> ratio_error;
 
   double matrix_tflops(DType t) const { return t == DType::fp8 ? fp8_tflops : bf16_tflops; }
   // The parameter `key`, or `fallback` when the profile does not carry it.
@@ -64,6 +75,8 @@ std::string gpu_to_json(const Gpu& gpu);
 nlohmann::ordered_json gpu_param_json(const GpuParam& p);
 // One kernel class's held-out error as a profile holds it under "model_error".
 nlohmann::ordered_json model_error_json(const ModelError& e);
+// One kernel class's held-out ratio error as a profile holds it under "ratio_error".
+nlohmann::ordered_json ratio_error_json(const RatioError& e);
 
 // Names of the built-in profiles (data/gpus/*.json), sorted.
 std::vector<std::string> builtin_gpu_names();

@@ -2,6 +2,7 @@
 // Where the model is wrong, in the aggregate: error statistics per slice of the measurements (policy, kernel
 // class, heads, context band, KV dtype, page size, cluster subset, measured size), the error of predicted
 // speedups between policies measured on one workload, and what picking the predicted-best policy costs.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -54,6 +55,8 @@ struct RegretStats {
 };
 
 PairStats speedup_pairs(const CalibrationRun& run);
+// The same, per kernel class: the pairs whose two rows the model costs with one class (the profile's ratio_error).
+std::map<std::string, PairStats> speedup_pairs_by_class(const CalibrationRun& run);
 RegretStats best_policy_regret(const CalibrationRun& run);
 
 // The whole report (rows, slices, pairs, regret) as JSON, and its summary as text.
