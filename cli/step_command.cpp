@@ -111,8 +111,17 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
   line("ITL (ms)", b.time_us / 1e3, f.time_us / 1e3, "");
   line("tokens/s", tokens_per_s(w.tokens_per_step, b.time_us), tokens_per_s(w.tokens_per_step, f.time_us), "");
   if (edited) {
-    out +=
-        fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\nedits\n", w.speedup(), (w.speedup() - 1) * 100);
+    out += fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\n", w.speedup(), (w.speedup() - 1) * 100);
+    if (w.band_us) {
+      const double t = f.time_us, h = *w.band_us;
+      out += fmt::format(
+          "band    step {:.2f} .. {:.2f} us ({} .. {} against the measured step), 90 %: {}; the other edits' "
+          "errors are not in it\n",
+          t - h, t + h, change(b.time_us, t - h), change(b.time_us, t + h), w.band_basis);
+    } else if (!w.band_basis.empty()) {
+      out += fmt::format("band    none: {}\n", w.band_basis);
+    }
+    out += "edits\n";
     for (const std::string& n : w.notes) out += "  " + n + "\n";
   }
   out += fmt::format(
@@ -176,7 +185,20 @@ void run_step(const StepCommandOptions& o) {
                                                                             {"reread_missed_ran_mb", c.missed_ran_mb},
                                                                             {"reread_missed_next_mb", c.missed_next_mb},
                                                                             {"next_kernel_us", c.carry_us}}
-                                                           : nlohmann::json()}});
+                                                           : nlohmann::json()},
+                                {"ratio_error", c.ratio_pairs > 0 ? nlohmann::json{{"kernel_class", c.kernel_class},
+                                                                                   {"p90_pct", c.ratio_p90_pct},
+                                                                                   {"pairs", c.ratio_pairs}}
+                                                                  : nlohmann::json()}});
+    // The policy edits' 90 % band of the edited step time; null with the reason where not known.
+    nlohmann::json band;
+    if (w.band_us)
+      band = {{"half_width_us", *w.band_us},
+              {"low_us", w.after_summary.time_us - *w.band_us},
+              {"high_us", w.after_summary.time_us + *w.band_us},
+              {"basis", w.band_basis}};
+    else if (!w.band_basis.empty())
+      band = {{"half_width_us", nullptr}, {"basis", w.band_basis}};
     const nlohmann::json j = {{"trace", a.trace},
                               {"format", a.format},
                               {"rules", a.rules},
@@ -195,6 +217,7 @@ void run_step(const StepCommandOptions& o) {
                               {"measured", summary_json(w.before_summary, w.tokens_per_step)},
                               {"edited", summary_json(w.after_summary, w.tokens_per_step)},
                               {"speedup", w.speedup()},
+                              {"band", band},
                               {"metadata_build", metadata_json(build)},
                               {"steps", steps}};
     write_stdout(j.dump(2) + "\n");

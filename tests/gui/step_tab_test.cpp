@@ -60,6 +60,12 @@ class StepTabTest : public QObject {
     // The CLI's prediction of this edit on this trace (mlasim step with the scenario's workload, without --op-bytes).
     QVERIFY(std::abs(view->what_if()->after_summary.time_us - 1214.15) < 0.01);
     QVERIFY(view->summary().contains(QStringLiteral("policy=fixed:splits=4")));
+    // The policy edit's 90 % band, from the H100 profile's held-out ratio error of the 128-head class.
+    QVERIFY(view->what_if()->band_us.has_value());
+    QVERIFY2(view->summary().contains(
+                 QStringLiteral("90 % band of the edited step: %1 .. ")
+                     .arg(view->what_if()->after_summary.time_us - *view->what_if()->band_us, 0, 'f', 1)),
+             qPrintable(view->summary()));
     // The edited lane (the second) ends where its step ends: right of it the lane is empty.
     const QImage& p = view->picture();
     const QColor attention = step_class_color("mla_stage1");

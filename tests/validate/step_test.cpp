@@ -414,6 +414,49 @@ TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
   EXPECT_EQ(u.policy_changes[0].carry_us, 0.0);
 }
 
+// A policy edit's band: each step's new attention times the held-out p90 of its plans' ratio error (the profile's
+// ratio_error of their kernel class); none where the class has none; edits of other kinds add nothing to it.
+TEST_F(StepEdits, APolicyEditsBandIsTheNewAttentionTimesTheHeldOutRatioError) {
+  sim::WorkloadContext ctx = h100_context();
+  ctx.gpu.ratio_error.clear();
+  const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
+  ASSERT_EQ(cls, sim::evaluate("fixed:splits=1", ctx).prediction->metrics.kernel_class);
+  const StepWhatIf none = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+  EXPECT_FALSE(none.band_us);
+  EXPECT_NE(none.band_basis.find("no ratio error of " + cls + " held out on h100"), std::string::npos)
+      << none.band_basis;
+  EXPECT_NE(none.notes[0].find("no held-out ratio error of " + cls + " on h100: no band"), std::string::npos)
+      << none.notes[0];
+  EXPECT_EQ(none.policy_changes[0].ratio_pairs, 0);
+
+  ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
+  const StepWhatIf s = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+  ASSERT_TRUE(s.band_us);
+  const double attention = s.after_summary.class_us.at("mla_stage1") + s.after_summary.class_us.at("mla_reduce");
+  EXPECT_GT(attention, 0);
+  EXPECT_NEAR(*s.band_us, 0.04 * attention, 1e-9);
+  const PolicyChangeFigures& f = s.policy_changes[0];
+  EXPECT_EQ(f.kernel_class, cls);
+  EXPECT_EQ(f.ratio_p90_pct, 4.0);
+  EXPECT_EQ(f.ratio_pairs, 40);
+  EXPECT_NE(s.notes[0].find(fmt::format("the ratio within 4.0 % in 90 % of 40 held-out pairs of {} on h100: step +- "
+                                        "{:.2f} us",
+                                        cls, 0.04 * attention)),
+            std::string::npos)
+      << s.notes[0];
+  // A gap edit after it leaves the band; two policy edits add theirs; no policy edit, no band and nothing to say.
+  EXPECT_NEAR(*apply({"policy=fixed:splits=4", "gaps=0"}, &ctx, "fixed:splits=1").band_us, *s.band_us, 1e-9);
+  const StepWhatIf twice = apply({"policy=fixed:splits=4", "policy=fixed:splits=1"}, &ctx, "fixed:splits=1");
+  ASSERT_TRUE(twice.band_us);
+  EXPECT_NEAR(*twice.band_us,
+              *s.band_us + 0.04 * (twice.after_summary.class_us.at("mla_stage1") +
+                                   twice.after_summary.class_us.at("mla_reduce")),
+              1e-9);
+  const StepWhatIf gaps = apply({"gaps=0"}, &ctx);
+  EXPECT_FALSE(gaps.band_us);
+  EXPECT_TRUE(gaps.band_basis.empty());
+}
+
 // Without the event timing's overhead (a profile that did not measure it) the edit scales by the ratio of kernel_us,
 // and its line says so; with it, the line gives both parameters.
 TEST_F(StepEdits, APolicyEditSaysWhichKernelTimesItCompares) {

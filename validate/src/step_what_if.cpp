@@ -480,6 +480,55 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+// The 90 % band a policy edit adds: each step's new attention times the held-out p90 of the ratio error of its
+// plans' kernel class (the larger of the two); the figures record the class and its error. Returns the note's part.
+std::string band_policy_edit(StepWhatIf& w, std::map<int, PolicyChange>& by_batch, const Gpu& gpu,
+                             const std::string& edit) {
+  std::string missing;
+  for (PolicyChangeFigures& f : w.policy_changes) {
+    if (f.edit != edit || !f.kernel_class.empty()) continue;
+    const PolicyChange& c = by_batch.at(f.requests);
+    for (const std::string& cls : {c.ran.kernel_class, c.next.kernel_class}) {
+      const auto it = gpu.ratio_error.find(cls);
+      if (it == gpu.ratio_error.end() || it->second.pairs <= 0) {
+        missing = cls;
+        f.ratio_pairs = 0;
+        f.kernel_class = cls;
+        break;
+      }
+      if (f.kernel_class.empty() || it->second.p90_pct > f.ratio_p90_pct) {
+        f.kernel_class = cls;
+        f.ratio_p90_pct = it->second.p90_pct;
+        f.ratio_pairs = it->second.pairs;
+      }
+    }
+    if (!missing.empty()) break;
+  }
+  if (!missing.empty()) {
+    w.band_us.reset();
+    w.band_basis = fmt::format("no ratio error of {} held out on {} (a policy edit's band)", missing, gpu.name);
+    return fmt::format("; no held-out ratio error of {} on {}: no band", missing, gpu.name);
+  }
+  std::map<int, const PolicyChangeFigures*> figures;
+  for (const PolicyChangeFigures& f : w.policy_changes)
+    if (f.edit == edit) figures[f.requests] = &f;
+  double band = 0;
+  for (size_t i = 0; i < w.after.size(); ++i) {
+    double attention = 0;
+    for (const StepKernel& k : w.after[i].kernels)
+      if (is_attention(k)) attention += k.exposed_us;
+    band += attention * figures.at(w.step_requests[i])->ratio_p90_pct / 100.0;
+  }
+  band /= static_cast<double>(std::max<size_t>(1, w.after.size()));
+  if (w.band_basis.empty() || w.band_us) {  // a class missing for an earlier edit keeps the band unknown
+    w.band_us = w.band_us.value_or(0.0) + band;
+    w.band_basis = "the policy edits' ratio of two plans within the held-out p90 of its kernel class";
+  }
+  const PolicyChangeFigures& f = *figures.begin()->second;
+  return fmt::format("; the ratio within {:.1f} % in 90 % of {} held-out pairs of {} on {}: step +- {:.2f} us",
+                     f.ratio_p90_pct, f.ratio_pairs, f.kernel_class, gpu.name, band);
+}
+
 }  // namespace
 
 StepEdit parse_step_edit(const std::string& text) {
@@ -706,7 +755,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         sep = ";";
         w.policy_changes.push_back({e.text, running, e.policy, requests, c.ran_us, c.next_us, carry.known(),
                                     c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.dirty_ran.reread_missed_mb,
-                                    c.dirty_next.reread_missed_mb, c.carry_us});
+                                    c.dirty_next.reread_missed_mb, c.carry_us, "", 0.0, 0});
       }
       if (!carry.known())
         did += fmt::format("; no L2 carry-over measured on {}: the kernel after attention keeps its time",
@@ -715,6 +764,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         did += fmt::format("; {} kernels per step took the carry-over", followers / static_cast<int>(w.after.size()));
       attention_bytes_from(e.policy, e.text);  // the kernels now run the new plan, a predicted reduce among them
       did += weigh_policy_writeback(e.policy, by_batch, prior_ran);
+      did += band_policy_edit(w, by_batch, context.workload->gpu, e.text);
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");

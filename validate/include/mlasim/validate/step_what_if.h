@@ -75,6 +75,11 @@ struct PolicyChangeFigures {
   double dirty_ran_mb = 0, dirty_next_mb = 0;    // what each plan leaves dirty in L2 when it ends
   double missed_ran_mb = 0, missed_next_mb = 0;  // partials each plan's reduce reads after stage 1 pushed them out
   double carry_us = 0;                           // the kernel after the attention: its change of time
+  // The profile's held-out ratio error (Gpu::ratio_error) of the plans' kernel class, the larger where the two
+  // plans run different classes; 0 pairs: not measured for one of them.
+  std::string kernel_class;
+  double ratio_p90_pct = 0;
+  int ratio_pairs = 0;
 };
 
 struct StepWhatIf {
@@ -82,7 +87,12 @@ struct StepWhatIf {
   StepSummary before_summary, after_summary;
   std::vector<std::string> notes;                   // per edit, what it did (one line each)
   std::vector<PolicyChangeFigures> policy_changes;  // per policy edit and batch, in edit order
-  double tokens_per_step = 0;                       // query tokens per step, the mean over the steps' batches
+  // Half the 90 % band of the edited mean step time that the policy edits' ratio error gives (each edit's attention
+  // times its classes' held-out p90, added over the edits): nullopt where no policy edit ran or a plan's class has
+  // no ratio error measured; band_basis says which. Fuse, remove, gap and metadata edits are not in it.
+  std::optional<double> band_us;
+  std::string band_basis;
+  double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   double speedup() const;          // before step time / after step time
 };
