@@ -19,6 +19,7 @@
 #      the reduce's residency read off our timelines (docs/validation.md section 7.1), which does: the H200's fit
 #      (3) runs with it, the H100's was made before it was measured and carries it as measured since; then the
 #      kernel classes' L2 write-back exposure, fitted by scripts/l2_writeback_fit.py to the profiles of (1) to (4);
+#      and last the model's held-out ratio error of two plans, per class, from the split-ratio sessions no fit used;
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
@@ -119,6 +120,16 @@ for g in h100 h200; do
   python3 scripts/l2_writeback_fit.py "$bin" $g wgmma-bf16-pair $m/$g/l2_neighbours/run1/l2_carry.csv \
     $m/$g/l2_neighbours/run2/l2_carry.csv --pairs --write "$date" >/dev/null
 done
+
+# The model's ratio of two plans on one workload, against split-ratio sessions no fit used (docs/step.md section 3):
+# the band `mlasim step` gives a policy edit. Last for these profiles: calibrate drops it when it refits.
+sr=$m/h100/split_ratio
+python3 scripts/ratio_error_fit.py "$bin" h100 wgmma-bf16-pair $sr/split_ratio_h100_run2.csv $sr/split_ratio_h100_run3.csv \
+  $sr/split_ratio_h100_run4.csv --date "$date" --write >/dev/null
+python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16-pair $m/h200/split_ratio/split_ratio_h200_run2.csv \
+  --date "$date" --write >/dev/null
+python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16 $m/h200/split_ratio_h16/split_ratio_h200_h16_run2.csv \
+  --date "$date" --write >/dev/null
 
 # MI355X: per-CU rate of the 16-head kernel (the global beta_cu_gbps, which its class inherits) and the memory
 # ceiling from the ATOM #611 ratio and the 128-row rows; the 128-row kernel's own fixed cost, rate and efficiency.

@@ -7,7 +7,8 @@ by GPU, heads and batch (a batch past 16 runs the fused q prep's grid in two gro
 
 The mixed-batch change is the one predicted from each step's own batch; its comparison row, every step at the
 flags' batch, is left out. Sequential runs (data/measurements/h100/step, step_copy*) have no mixed-batch steps and
-are left out too.
+are left out too. Last, how many policy edits' measured steps fall inside the band `mlasim step` predicts for
+them (predictions.json's band_us: the held-out ratio error of two plans, docs/step.md §3).
 """
 import glob
 import json
@@ -33,7 +34,7 @@ def runs(data):
 
 def main():
     data = sys.argv[1] if len(sys.argv) > 1 else "data"
-    groups = {}
+    groups, bands = {}, {}
     for folder, events, predictions in runs(data):
         w = events["workload"]
         gpu = os.path.relpath(folder, os.path.join(data, "measurements")).split(os.sep)[0]
@@ -47,6 +48,10 @@ def main():
             if kind in g:
                 g[kind][0] += abs(p["error_of_change_pct"]) <= TARGET_PCT
                 g[kind][1] += 1
+            if p.get("within_band") is not None:
+                band = bands.setdefault(key, [0, 0])
+                band[0] += p["within_band"]
+                band[1] += 1
     print("| GPU | heads | batch | runs | " + " | ".join(name for _, name in KINDS) + " | all |")
     print("|---|---|---|---|" + "---|" * (len(KINDS) + 1))
     total = [0, 0]
@@ -58,6 +63,13 @@ def main():
         cells = " | ".join(f"{g[k][0]}/{g[k][1]}" for k, _ in KINDS)
         print(f"| {key[0].upper()} | {key[1]} | {key[2]} | {g['runs']} | {cells} | {within}/{edits} |")
     print(f"\n{total[0]} of {total[1]} edits within +-{TARGET_PCT:g} % of the measured change")
+    # How often the measured step falls inside the policy edits' predicted 90 % band (the held-out ratio error).
+    if bands:
+        inside = sum(b[0] for b in bands.values())
+        edits = sum(b[1] for b in bands.values())
+        groups_text = ", ".join(f"{k[0].upper()} {k[1]} heads {k[2]}: {b[0]}/{b[1]}" for k, b in
+                                sorted(bands.items(), key=lambda kb: (kb[0][0], -kb[0][1], kb[0][2])))
+        print(f"{inside} of {edits} policy edits' measured steps inside the predicted 90 % band ({groups_text})")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,8 @@ def main():
             measured = step(mlasim, trace_of(name, r), workload)[0]["measured"]["step_us"]
             p, m = predicted["edited"]["step_us"], measured
             dp, dm = p / before - 1, m / before - 1
+            # The policy edits' 90 % band (the held-out ratio error of two plans, docs/step.md §3): null elsewhere.
+            band = (predicted.get("band") or {}).get("half_width_us")
             command = [c.replace(ops, os.path.relpath(ops)) for c in command]
             if rules_path:
                 command = [c.replace(rules_path, os.path.relpath(rules_path)) for c in command]
@@ -111,7 +113,8 @@ def main():
                         "command": "mlasim " + " ".join(command),
                         "before_us": before, "predicted_us": p, "measured_us": m,
                         "predicted_change_pct": dp * 100, "measured_change_pct": dm * 100,
-                        "error_of_change_pct": (dp - dm) / abs(dm) * 100, "error_of_step_pct": (p / m - 1) * 100})
+                        "error_of_change_pct": (dp - dm) / abs(dm) * 100, "error_of_step_pct": (p / m - 1) * 100,
+                        "band_us": band, "within_band": None if band is None else abs(p - m) <= band})
             rows.append(f"| {r} | {what} | `{edit}` | {before:.1f} | {p:.1f} ({dp * 100:+.2f} %) | "
                         f"{m:.1f} ({dm * 100:+.2f} %) | {(dp - dm) / abs(dm) * 100:+.1f} % | {(p / m - 1) * 100:+.2f} % |")
     with open(os.path.join(folder, "predictions.json"), "w") as f:

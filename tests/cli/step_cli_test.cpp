@@ -110,6 +110,10 @@ TEST_P(CommittedStepPredictions, TheTracesGiveThem) {
                                        ops + " --edit " + p["edit"].get<std::string>());
     EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << p["edit"];
     EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << p["change"];
+    if (p.contains("band_us") && !p["band_us"].is_null())
+      EXPECT_NEAR(j["band"]["half_width_us"].get<double>(), p["band_us"].get<double>(), 1e-6) << p["change"];
+    else
+      EXPECT_TRUE(j["band"].is_null() || j["band"]["half_width_us"].is_null()) << p["change"];
     const nlohmann::json after = step_json("--trace " + dir + p["after_trace"].get<std::string>() + workload);
     EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << p["change"];
     ++checked;
