@@ -132,20 +132,22 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
     }
   }
   if (j.contains("ratio_error")) {
+    const std::string form = "{median_pct, p90_pct, pairs, source}";
     if (!j["ratio_error"].is_object())
-      throw InputError("gpu.ratio_error",
-                       "must be an object of kernel class -> {median_pct, p90_pct, pairs} in " + origin);
+      throw InputError("gpu.ratio_error", "must be an object of kernel class -> " + form + " in " + origin);
     for (const auto& [k, v] : j["ratio_error"].items()) {
       const std::string field = "gpu.ratio_error." + k;
-      if (!v.is_object())
-        throw InputError(field, "must be an object {median_pct, p90_pct, pairs, source} in " + origin);
+      if (!v.is_object()) throw InputError(field, "must be an object " + form + " in " + origin);
       RatioError e;
       for (const auto& [key, out] : {std::pair{"median_pct", &e.median_pct}, std::pair{"p90_pct", &e.p90_pct}}) {
         if (!v.contains(key) || !v[key].is_number() || !(v[key].get<double>() >= 0))
           throw InputError(field + "." + key, "must be a number >= 0 (%) in " + origin);
         *out = v[key].get<double>();
       }
-      e.pairs = optional<int>(v, "pairs", 0, field, origin);
+      if (e.median_pct > e.p90_pct) throw InputError(field + ".median_pct", "must be at most p90_pct in " + origin);
+      if (!v.contains("pairs")) throw InputError(field + ".pairs", "missing (an integer >= 1) in " + origin);
+      e.pairs = value_as<int>(v["pairs"], field + ".pairs", origin);
+      if (e.pairs < 1) throw InputError(field + ".pairs", "must be an integer >= 1 in " + origin);
       e.source = optional<std::string>(v, "source", "", field, origin);
       g.ratio_error[k] = e;
     }

@@ -56,10 +56,19 @@ TEST(Gpu, RatioErrorRoundTripsAndABadOneIsNamed) {
     return error ? std::string(error->what()) : std::string("no error");
   };
   EXPECT_EQ(error_of("[]"),
-            "gpu.ratio_error: must be an object of kernel class -> {median_pct, p90_pct, pairs} in x.json");
+            "gpu.ratio_error: must be an object of kernel class -> {median_pct, p90_pct, pairs, "
+            "source} in x.json");
+  EXPECT_EQ(error_of(R"({"k":3})"),
+            "gpu.ratio_error.k: must be an object {median_pct, p90_pct, pairs, source} in x.json");
   EXPECT_EQ(error_of(R"({"k":{"median_pct":1}})"), "gpu.ratio_error.k.p90_pct: must be a number >= 0 (%) in x.json");
   EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":-2}})"),
             "gpu.ratio_error.k.p90_pct: must be a number >= 0 (%) in x.json");
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":3,"p90_pct":2,"pairs":5}})"),
+            "gpu.ratio_error.k.median_pct: must be at most p90_pct in x.json");
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":2}})"),
+            "gpu.ratio_error.k.pairs: missing (an integer >= 1) in x.json");
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":2,"pairs":0}})"),
+            "gpu.ratio_error.k.pairs: must be an integer >= 1 in x.json");
   EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":2,"pairs":"x"}})").rfind("gpu.ratio_error.k.pairs", 0), 0u);
 }
 
