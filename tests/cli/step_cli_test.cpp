@@ -192,6 +192,39 @@ TEST(StepCli, APolicyEditGivesItsFiguresPerBatchInJson) {
   EXPECT_TRUE(step_json("--trace " + trace + " --edit remove=copy")["policy_changes"].empty());
 }
 
+// A policy edit's 90 % band: the H100 profile's held-out ratio error of the 128-head class, in JSON (the band around
+// the edited step, each batch's figures) and in the text's band line, which says when other edits' errors are not in
+// it.
+TEST(StepCli, APolicyEditsBandInJsonAndText) {
+  const std::string trace =
+      std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/mixed_a.json.gz" + kStepWorkload;
+  const nlohmann::json j = step_json("--trace " + trace + " --edit policy=fixed:splits=4");
+  const nlohmann::json e = nlohmann::json::parse(
+      read_file(std::string(MLASIM_DATA_DIR) + "/gpus/h100.json"))["ratio_error"]["wgmma-bf16-pair"];
+  const double p90 = e["p90_pct"].get<double>();
+  for (const auto& c : j["policy_changes"]) {
+    EXPECT_EQ(c["ratio_error"]["kernel_class"], "wgmma-bf16-pair");
+    EXPECT_EQ(c["ratio_error"]["p90_pct"].get<double>(), p90);
+    EXPECT_EQ(c["ratio_error"]["pairs"], e["pairs"]);
+  }
+  const double edited = j["edited"]["step_us"].get<double>(), half = j["band"]["half_width_us"].get<double>();
+  EXPECT_GT(half, 0.0);
+  // No more than the p90 of the whole step (the attention is part of it).
+  EXPECT_LT(half, edited * p90 / 100);
+  EXPECT_NEAR(j["band"]["low_us"].get<double>(), edited - half, 1e-9);
+  EXPECT_NEAR(j["band"]["high_us"].get<double>(), edited + half, 1e-9);
+  const CliResult text = run_cli("step --trace " + trace + " --edit policy=fixed:splits=4");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find(fmt::format("band    step {:.2f} .. {:.2f} us", edited - half, edited + half)),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("the other edits' errors are not in it"), std::string::npos);
+  const CliResult with_removal = run_cli("step --trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy");
+  EXPECT_NE(with_removal.out.find("; the other edits' errors are not in it"), std::string::npos) << with_removal.out;
+  // Without a policy edit there is no band.
+  EXPECT_TRUE(step_json("--trace " + trace + " --edit remove=copy")["band"].is_null());
+}
+
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
   const nlohmann::json j = step_json("--trace " + kStepDir + "before_r1.json.gz" + kStepWorkload);
   EXPECT_EQ(j["split"], "markers");

@@ -414,47 +414,72 @@ TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
   EXPECT_EQ(u.policy_changes[0].carry_us, 0.0);
 }
 
-// A policy edit's band: each step's new attention times the held-out p90 of its plans' ratio error (the profile's
-// ratio_error of their kernel class); none where the class has none; edits of other kinds add nothing to it.
-TEST_F(StepEdits, APolicyEditsBandIsTheNewAttentionTimesTheHeldOutRatioError) {
+// The policy edits' band: each step's attention, where its plan is no longer the one that ran, times the held-out
+// p90 of the two plans' ratio error (the profile's ratio_error of their kernel class); none where the class has none
+// or the steps run more than one query token; edits of other kinds add nothing to it.
+TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheHeldOutRatioError) {
   sim::WorkloadContext ctx = h100_context();
   ctx.gpu.ratio_error.clear();
   const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
   ASSERT_EQ(cls, sim::evaluate("fixed:splits=1", ctx).prediction->metrics.kernel_class);
   const StepWhatIf none = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
   EXPECT_FALSE(none.band_us);
-  EXPECT_NE(none.band_basis.find("no ratio error of " + cls + " held out on h100"), std::string::npos)
-      << none.band_basis;
-  EXPECT_NE(none.notes[0].find("no held-out ratio error of " + cls + " on h100: no band"), std::string::npos)
-      << none.notes[0];
+  EXPECT_EQ(none.band_basis, "no held-out ratio error of " + cls + " on h100");
+  EXPECT_NE(none.notes[0].find("; no held-out ratio error of " + cls + " on h100"), std::string::npos) << none.notes[0];
   EXPECT_EQ(none.policy_changes[0].ratio_pairs, 0);
 
   ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
   const StepWhatIf s = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
   ASSERT_TRUE(s.band_us);
-  const double attention = s.after_summary.class_us.at("mla_stage1") + s.after_summary.class_us.at("mla_reduce");
-  EXPECT_GT(attention, 0);
-  EXPECT_NEAR(*s.band_us, 0.04 * attention, 1e-9);
+  const auto attention = [](const StepWhatIf& w) {
+    return w.after_summary.class_us.at("mla_stage1") + w.after_summary.class_us.at("mla_reduce");
+  };
+  EXPECT_GT(attention(s), 0);
+  EXPECT_NEAR(*s.band_us, 0.04 * attention(s), 1e-9);
+  EXPECT_NE(s.band_basis.find("on h100 (" + cls + " 4.0 % over 40 pairs)"), std::string::npos) << s.band_basis;
   const PolicyChangeFigures& f = s.policy_changes[0];
   EXPECT_EQ(f.kernel_class, cls);
   EXPECT_EQ(f.ratio_p90_pct, 4.0);
   EXPECT_EQ(f.ratio_pairs, 40);
-  EXPECT_NE(s.notes[0].find(fmt::format("the ratio within 4.0 % in 90 % of 40 held-out pairs of {} on h100: step +- "
-                                        "{:.2f} us",
-                                        cls, 0.04 * attention)),
+  EXPECT_NE(s.notes[0].find("; the ratio of " + cls + " plans within 4.0 % in 90 % of 40 pairs no fit used"),
             std::string::npos)
       << s.notes[0];
-  // A gap edit after it leaves the band; two policy edits add theirs; no policy edit, no band and nothing to say.
+  // A gap edit after it leaves the band as it was; the same edit again changes nothing and adds nothing.
   EXPECT_NEAR(*apply({"policy=fixed:splits=4", "gaps=0"}, &ctx, "fixed:splits=1").band_us, *s.band_us, 1e-9);
-  const StepWhatIf twice = apply({"policy=fixed:splits=4", "policy=fixed:splits=1"}, &ctx, "fixed:splits=1");
-  ASSERT_TRUE(twice.band_us);
-  EXPECT_NEAR(*twice.band_us,
-              *s.band_us + 0.04 * (twice.after_summary.class_us.at("mla_stage1") +
-                                   twice.after_summary.class_us.at("mla_reduce")),
+  EXPECT_NEAR(*apply({"policy=fixed:splits=4", "policy=fixed:splits=4"}, &ctx, "fixed:splits=1").band_us, *s.band_us,
               1e-9);
+  // Through another plan and back: the steps run the plan that ran, their attention as measured, and no band.
+  const StepWhatIf back = apply({"policy=fixed:splits=4", "policy=fixed:splits=1"}, &ctx, "fixed:splits=1");
+  const auto measured_attention =
+      back.before_summary.class_us.at("mla_stage1") + back.before_summary.class_us.at("mla_reduce");
+  EXPECT_NEAR(attention(back), measured_attention, 1e-9);
+  ASSERT_TRUE(back.band_us);
+  EXPECT_EQ(*back.band_us, 0.0);
+  // A class without a ratio error on the way out leaves no band, whatever came before.
+  ctx.gpu.ratio_error.clear();
+  EXPECT_FALSE(apply({"policy=fixed:splits=4", "policy=fixed:splits=2"}, &ctx, "fixed:splits=1").band_us);
+  // No policy edit, no band and nothing to say.
   const StepWhatIf gaps = apply({"gaps=0"}, &ctx);
   EXPECT_FALSE(gaps.band_us);
   EXPECT_TRUE(gaps.band_basis.empty());
+}
+
+// The held-out ratio error is of one query token per request: steps of more have no band.
+TEST_F(StepEdits, StepsOfSeveralQueryTokensHaveNoBand) {
+  sim::Workload w;
+  w.gpu = "h100";
+  w.batch = sim::BatchSpec::uniform(16, 8192);
+  w.qlen = 2;
+  w.heads = 128;
+  w.q_dtype = w.kv_dtype = DType::bf16;
+  w.page_size = 64;
+  sim::WorkloadContext ctx = sim::resolve(w);
+  const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
+  ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
+  const StepWhatIf s = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+  EXPECT_FALSE(s.band_us);
+  EXPECT_NE(s.band_basis.find("of one query token per request, and these steps run 2"), std::string::npos)
+      << s.band_basis;
 }
 
 // Without the event timing's overhead (a profile that did not measure it) the edit scales by the ratio of kernel_us,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <regex>
+#include <set>
 #include <span>
 #include <tuple>
 
@@ -480,53 +481,64 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-// The 90 % band a policy edit adds: each step's new attention times the held-out p90 of the ratio error of its
-// plans' kernel class (the larger of the two); the figures record the class and its error. Returns the note's part.
-std::string band_policy_edit(StepWhatIf& w, std::map<int, PolicyChange>& by_batch, const Gpu& gpu,
-                             const std::string& edit) {
-  std::string missing;
-  for (PolicyChangeFigures& f : w.policy_changes) {
-    if (f.edit != edit || !f.kernel_class.empty()) continue;
-    const PolicyChange& c = by_batch.at(f.requests);
-    for (const std::string& cls : {c.ran.kernel_class, c.next.kernel_class}) {
-      const auto it = gpu.ratio_error.find(cls);
-      if (it == gpu.ratio_error.end() || it->second.pairs <= 0) {
-        missing = cls;
-        f.ratio_pairs = 0;
-        f.kernel_class = cls;
-        break;
-      }
-      if (f.kernel_class.empty() || it->second.p90_pct > f.ratio_p90_pct) {
-        f.kernel_class = cls;
-        f.ratio_p90_pct = it->second.p90_pct;
-        f.ratio_pairs = it->second.pairs;
-      }
-    }
-    if (!missing.empty()) break;
+// The held-out ratio error (Gpu::ratio_error) of two plans: that of the larger p90 of their classes, or none where
+// a class has none (`missing` names it).
+struct RatioBand {
+  std::string kernel_class, missing;
+  double p90_pct = 0;
+  int pairs = 0;
+};
+RatioBand ratio_band(const Gpu& gpu, const sim::Metrics& a, const sim::Metrics& b) {
+  RatioBand band;
+  for (const std::string& cls : {a.kernel_class, b.kernel_class}) {
+    const auto it = gpu.ratio_error.find(cls);
+    if (it == gpu.ratio_error.end()) return {cls, cls, 0, 0};
+    if (band.kernel_class.empty() || it->second.p90_pct > band.p90_pct)
+      band = {cls, "", it->second.p90_pct, it->second.pairs};
   }
-  if (!missing.empty()) {
-    w.band_us.reset();
-    w.band_basis = fmt::format("no ratio error of {} held out on {} (a policy edit's band)", missing, gpu.name);
-    return fmt::format("; no held-out ratio error of {} on {}: no band", missing, gpu.name);
+  return band;
+}
+
+// The policy edits' 90 % band of the edited steps: each step's attention, where its plan is no longer the one that
+// ran, times the held-out p90 of the ratio of the two (the one that ran against the one it runs now, however many
+// policy edits lie between: a change and its reverse leave the measured attention and no band). Sets w.band_us
+// and w.band_basis; `plans(step)` gives the step's two evaluations.
+template <typename Plans>
+void band_of_policy_edits(StepWhatIf& w, const StepAnalysis& analysis, const sim::WorkloadContext& workload,
+                          Plans plans) {
+  w.band_us.reset();
+  if (workload.batch.max_qo_len() > 1) {
+    w.band_basis = fmt::format(
+        "the held-out ratio error of two plans is of one query token per request, and these "
+        "steps run {}",
+        workload.batch.max_qo_len());
+    return;
   }
-  std::map<int, const PolicyChangeFigures*> figures;
-  for (const PolicyChangeFigures& f : w.policy_changes)
-    if (f.edit == edit) figures[f.requests] = &f;
   double band = 0;
+  std::set<std::string> classes;
   for (size_t i = 0; i < w.after.size(); ++i) {
+    const auto [ran, now] = plans(i);
+    if (ran->source == now->source) continue;  // the plan that ran: its attention as measured
+    const RatioBand r = ratio_band(workload.gpu, ran->prediction->metrics, now->prediction->metrics);
+    if (!r.missing.empty()) {
+      w.band_basis = fmt::format("no held-out ratio error of {} on {}", r.missing, workload.gpu.name);
+      return;
+    }
     double attention = 0;
     for (const StepKernel& k : w.after[i].kernels)
       if (is_attention(k)) attention += k.exposed_us;
-    band += attention * figures.at(w.step_requests[i])->ratio_p90_pct / 100.0;
+    band += attention * r.p90_pct / 100.0;
+    classes.insert(fmt::format("{} {:.1f} % over {} pairs", r.kernel_class, r.p90_pct, r.pairs));
   }
-  band /= static_cast<double>(std::max<size_t>(1, w.after.size()));
-  if (w.band_basis.empty() || w.band_us) {  // a class missing for an earlier edit keeps the band unknown
-    w.band_us = w.band_us.value_or(0.0) + band;
-    w.band_basis = "the policy edits' ratio of two plans within the held-out p90 of its kernel class";
-  }
-  const PolicyChangeFigures& f = *figures.begin()->second;
-  return fmt::format("; the ratio within {:.1f} % in 90 % of {} held-out pairs of {} on {}: step +- {:.2f} us",
-                     f.ratio_p90_pct, f.ratio_pairs, f.kernel_class, gpu.name, band);
+  w.band_us = band / static_cast<double>(std::max<size_t>(1, w.after.size()));
+  w.band_basis = fmt::format(
+      "the ratio of the plan that ran and the one each step runs now within the held-out p90 "
+      "of their kernel class on {} ({})",
+      workload.gpu.name, fmt::join(classes, "; "));
+  const size_t own = static_cast<size_t>(analysis.steps_with_batch);
+  if (!analysis.batch_source.empty() && own < w.after.size())
+    w.band_basis += fmt::format("; {} of {} steps take the flags' batch, which the band takes to be theirs",
+                                w.after.size() - own, w.after.size());
 }
 
 }  // namespace
@@ -612,6 +624,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
+  bool policy_edited = false;
   // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
   const L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
                                                 sim::l2_writeback_of(context.workload->params, context.workload->gpu)}
@@ -745,6 +758,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                      : fmt::format(" (kernel_us: no event timing overhead measured on {})",
                                                    context.workload->gpu.name));
       std::string sep;
+      const size_t first_figure = w.policy_changes.size();
       for (const auto& [requests, c] : by_batch) {
         did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
                            by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(), c.ran_us,
@@ -764,7 +778,23 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         did += fmt::format("; {} kernels per step took the carry-over", followers / static_cast<int>(w.after.size()));
       attention_bytes_from(e.policy, e.text);  // the kernels now run the new plan, a predicted reduce among them
       did += weigh_policy_writeback(e.policy, by_batch, prior_ran);
-      did += band_policy_edit(w, by_batch, context.workload->gpu, e.text);
+      // The edit's figures: its two plans' held-out ratio error, for tools and its line (each class once).
+      std::set<std::string> ratio_lines;
+      for (size_t k = first_figure; k < w.policy_changes.size(); ++k) {
+        PolicyChangeFigures& f = w.policy_changes[k];
+        const PolicyChange& c = by_batch.at(f.requests);
+        const RatioBand r = ratio_band(context.workload->gpu, c.ran, c.next);
+        f.kernel_class = r.kernel_class;
+        f.ratio_p90_pct = r.p90_pct;
+        f.ratio_pairs = r.pairs;
+        ratio_lines.insert(
+            r.missing.empty()
+                ? fmt::format("the ratio of {} plans within {:.1f} % in 90 % of {} pairs no fit used", r.kernel_class,
+                              r.p90_pct, r.pairs)
+                : fmt::format("no held-out ratio error of {} on {}", r.missing, context.workload->gpu.name));
+      }
+      did += fmt::format("; {}", fmt::join(ratio_lines, "; "));
+      policy_edited = true;
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
@@ -877,6 +907,10 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   }
   w.before_summary = summarize(w.before);
   w.after_summary = summarize(w.after);
+  if (policy_edited)
+    band_of_policy_edits(w, analysis, *context.workload, [&](size_t i) {
+      return std::pair{&plan_of(context.ran_policy, i, ""), &plan_of(running, i, "")};
+    });
   return w;
 }
 

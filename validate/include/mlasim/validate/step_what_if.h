@@ -87,9 +87,11 @@ struct StepWhatIf {
   StepSummary before_summary, after_summary;
   std::vector<std::string> notes;                   // per edit, what it did (one line each)
   std::vector<PolicyChangeFigures> policy_changes;  // per policy edit and batch, in edit order
-  // Half the 90 % band of the edited mean step time that the policy edits' ratio error gives (each edit's attention
-  // times its classes' held-out p90, added over the edits): nullopt where no policy edit ran or a plan's class has
-  // no ratio error measured; band_basis says which. Fuse, remove, gap and metadata edits are not in it.
+  // Half the 90 % band of the edited mean step time that the policy edits give: each step's attention, where its
+  // plan is no longer the one that ran, times the held-out p90 of the two plans' ratio error (Gpu::ratio_error, the
+  // larger class's), the mean over the steps; nullopt where no policy edit ran, a class has no ratio error, or the
+  // steps run more than one query token per request (band_basis says which). Fuse, remove, gap and metadata edits
+  // are not in it.
   std::optional<double> band_us;
   std::string band_basis;
   double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
