@@ -86,7 +86,13 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_secondkernel/b6_ctx16384",
                                                    "h200/step_secondkernel/h16_b56_ctx4096",
                                                    "h200/step_secondkernel/h16_b112_ctx2048",
-                                                   "h200/step_secondkernel/h16_b48_ctx8192"};
+                                                   "h200/step_secondkernel/h16_b48_ctx8192",
+                                                   "h200/step_band/b10_ctx8192",
+                                                   "h200/step_band/b14_ctx4096",
+                                                   "h200/step_band/b28_ctx2048",
+                                                   "h200/step_band/h16_b24_ctx4096",
+                                                   "h200/step_band/h16_b72_ctx2048",
+                                                   "h200/step_band/h16_b104_ctx4096"};
   return folders;
 }
 
