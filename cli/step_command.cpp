@@ -1,6 +1,5 @@
 // mlasim step: a measured kernel trace cut into decode steps, the time per kernel class, and what edits (another
 // split policy, fused or removed kernels, graph-replay gaps) would make of the step, its ITL and tokens/s.
-#include <algorithm>
 #include <fmt/format.h>
 
 #include <map>
@@ -84,7 +83,7 @@ std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhat
 }
 
 std::string text_report(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
-                        const validate::MetadataBuild& build, bool per_step, bool other_edits) {
+                        const validate::MetadataBuild& build, bool per_step) {
   std::string out = fmt::format(
       "trace   {} ({}, {} steps by {}, {} skipped; {} kernels{})\n", a.trace, a.format, a.total_steps, a.split,
       a.total_steps - static_cast<int>(a.steps.size()), a.kernels,
@@ -117,7 +116,7 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
       const double t = f.time_us, h = *w.band_us;
       out += fmt::format("band    step {:.2f} .. {:.2f} us ({} .. {} against the measured step), 90 %: {}{}\n", t - h,
                          t + h, change(b.time_us, t - h), change(b.time_us, t + h), w.band_basis,
-                         other_edits ? "; the other edits' errors are not in it" : "");
+                         w.other_edits ? "; the other edits' errors are not in it" : "");
     } else if (!w.band_basis.empty()) {
       out += fmt::format("band    none: {}\n", w.band_basis);
     }
@@ -160,11 +159,7 @@ void run_step(const StepCommandOptions& o) {
       validate::apply_step_edits(a, edits, {&ctx, policy, &metadata_cost, op_bytes ? &*op_bytes : nullptr});
   const validate::MetadataBuild build = validate::metadata_build(metadata_cost, policy, ctx);
   if (o.format == "text") {
-    // The band is the policy edits' alone: the line says so where other edits ran.
-    const bool other_edits = std::any_of(edits.begin(), edits.end(), [](const validate::StepEdit& e) {
-      return e.kind != validate::StepEdit::Kind::policy;
-    });
-    write_stdout(text_report(a, w, ctx, build, o.steps, other_edits));
+    write_stdout(text_report(a, w, ctx, build, o.steps));
   } else if (o.format == "json") {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t i = 0; i < w.before.size(); ++i)

@@ -194,7 +194,8 @@ QString StepView::summary() const {
     s += tr("\n90 % band of the edited step: %1 .. %2 us (%3)")
              .arg(a.time_us - *what_if_->band_us, 0, 'f', 1)
              .arg(a.time_us + *what_if_->band_us, 0, 'f', 1)
-             .arg(QString::fromStdString(what_if_->band_basis));
+             .arg(QString::fromStdString(what_if_->band_basis)) +
+         (what_if_->other_edits ? tr("; the other edits' errors are not in it") : QString());
   else if (!what_if_->band_basis.empty())
     s += tr("\nno band: %1").arg(QString::fromStdString(what_if_->band_basis));
   for (const std::string& n : what_if_->notes) s += QStringLiteral("\n") + QString::fromStdString(n);

@@ -70,6 +70,8 @@ TEST(Gpu, RatioErrorRoundTripsAndABadOneIsNamed) {
   EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":2,"pairs":0}})"),
             "gpu.ratio_error.k.pairs: must be an integer >= 1 in x.json");
   EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":2,"pairs":"x"}})").rfind("gpu.ratio_error.k.pairs", 0), 0u);
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":1,"p90_pct":2,"pairs":2.5}})").rfind("gpu.ratio_error.k.pairs", 0), 0u);
+  EXPECT_EQ(error_of(R"({"k":{"median_pct":2,"p90_pct":2,"pairs":1}})"), "no error");  // median = p90 is allowed
 }
 
 TEST(Gpu, UnknownNameListsTheKnownOnes) {

@@ -414,18 +414,19 @@ TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
   EXPECT_EQ(u.policy_changes[0].carry_us, 0.0);
 }
 
-// The policy edits' band: each step's attention, where its plan is no longer the one that ran, times the held-out
-// p90 of the two plans' ratio error (the profile's ratio_error of their kernel class); none where the class has none
-// or the steps run more than one query token; edits of other kinds add nothing to it.
-TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheHeldOutRatioError) {
+// The policy edits' band: each step's attention, where its plan is no longer the one that ran, times the p90 of the
+// two plans' ratio error (the profile's ratio_error of their kernel class); none where the class has none, where
+// every step runs the plan that ran, or where the steps run more than one query token; edits of other kinds, before
+// or after, leave it as it was.
+TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   sim::WorkloadContext ctx = h100_context();
   ctx.gpu.ratio_error.clear();
   const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
   ASSERT_EQ(cls, sim::evaluate("fixed:splits=1", ctx).prediction->metrics.kernel_class);
   const StepWhatIf none = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
   EXPECT_FALSE(none.band_us);
-  EXPECT_EQ(none.band_basis, "no held-out ratio error of " + cls + " on h100");
-  EXPECT_NE(none.notes[0].find("; no held-out ratio error of " + cls + " on h100"), std::string::npos) << none.notes[0];
+  EXPECT_EQ(none.band_basis, "no ratio error of " + cls + " measured on h100");
+  EXPECT_NE(none.notes[0].find("; no ratio error of " + cls + " measured on h100"), std::string::npos) << none.notes[0];
   EXPECT_EQ(none.policy_changes[0].ratio_pairs, 0);
 
   ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
@@ -436,26 +437,39 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheHeldOutRatioError) {
   };
   EXPECT_GT(attention(s), 0);
   EXPECT_NEAR(*s.band_us, 0.04 * attention(s), 1e-9);
-  EXPECT_NE(s.band_basis.find("on h100 (" + cls + " 4.0 % over 40 pairs)"), std::string::npos) << s.band_basis;
+  EXPECT_NE(s.band_basis.find("over sessions no fit used on h100 (" + cls + " 4.0 % over 40 pairs)"), std::string::npos)
+      << s.band_basis;
+  // The trace gives no step its batch: the basis says the band takes the flags'.
+  EXPECT_NE(s.band_basis.find("steps take the flags' batch, which the band takes to be theirs"), std::string::npos)
+      << s.band_basis;
+  EXPECT_FALSE(s.other_edits);
   const PolicyChangeFigures& f = s.policy_changes[0];
   EXPECT_EQ(f.kernel_class, cls);
   EXPECT_EQ(f.ratio_p90_pct, 4.0);
   EXPECT_EQ(f.ratio_pairs, 40);
-  EXPECT_NE(s.notes[0].find("; the ratio of " + cls + " plans within 4.0 % in 90 % of 40 pairs no fit used"),
-            std::string::npos)
+  EXPECT_NE(
+      s.notes[0].find("; the ratio of " + cls + " plans within 4.0 % in 90 % of 40 pairs from sessions no fit used"),
+      std::string::npos)
       << s.notes[0];
-  // A gap edit after it leaves the band as it was; the same edit again changes nothing and adds nothing.
-  EXPECT_NEAR(*apply({"policy=fixed:splits=4", "gaps=0"}, &ctx, "fixed:splits=1").band_us, *s.band_us, 1e-9);
+  // Edits of other kinds after it, the attention's own among them, leave the band; they are said to have run.
+  for (const char* other : {"gaps=0", "fuse=mla_stage1+mla_reduce:us=5", "remove=mla_reduce"}) {
+    const StepWhatIf o = apply({"policy=fixed:splits=4", other}, &ctx, "fixed:splits=1");
+    ASSERT_TRUE(o.band_us) << other;
+    EXPECT_NEAR(*o.band_us, *s.band_us, 1e-9) << other;
+    EXPECT_TRUE(o.other_edits) << other;
+  }
+  // The same edit again changes nothing and adds nothing.
   EXPECT_NEAR(*apply({"policy=fixed:splits=4", "policy=fixed:splits=4"}, &ctx, "fixed:splits=1").band_us, *s.band_us,
               1e-9);
-  // Through another plan and back: the steps run the plan that ran, their attention as measured, and no band.
+  // Through another plan and back, or to another spec of the same plan: the plan that ran, its attention as
+  // measured, and no band.
   const StepWhatIf back = apply({"policy=fixed:splits=4", "policy=fixed:splits=1"}, &ctx, "fixed:splits=1");
-  const auto measured_attention =
-      back.before_summary.class_us.at("mla_stage1") + back.before_summary.class_us.at("mla_reduce");
-  EXPECT_NEAR(attention(back), measured_attention, 1e-9);
-  ASSERT_TRUE(back.band_us);
-  EXPECT_EQ(*back.band_us, 0.0);
-  // A class without a ratio error on the way out leaves no band, whatever came before.
+  EXPECT_NEAR(attention(back),
+              back.before_summary.class_us.at("mla_stage1") + back.before_summary.class_us.at("mla_reduce"), 1e-9);
+  EXPECT_FALSE(back.band_us);
+  EXPECT_EQ(back.band_basis, "every step runs the plan that ran, its attention as measured");
+  EXPECT_FALSE(apply({"policy=aiter-v1:experimental=0"}, &ctx, "aiter-v1").band_us);
+  // No ratio error for the class: no band.
   ctx.gpu.ratio_error.clear();
   EXPECT_FALSE(apply({"policy=fixed:splits=4", "policy=fixed:splits=2"}, &ctx, "fixed:splits=1").band_us);
   // No policy edit, no band and nothing to say.
@@ -464,7 +478,7 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheHeldOutRatioError) {
   EXPECT_TRUE(gaps.band_basis.empty());
 }
 
-// The held-out ratio error is of one query token per request: steps of more have no band.
+// The ratio error is of one query token per request: steps of more have no band, and the edit's line says why.
 TEST_F(StepEdits, StepsOfSeveralQueryTokensHaveNoBand) {
   sim::Workload w;
   w.gpu = "h100";
@@ -478,8 +492,11 @@ TEST_F(StepEdits, StepsOfSeveralQueryTokensHaveNoBand) {
   ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
   const StepWhatIf s = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
   EXPECT_FALSE(s.band_us);
-  EXPECT_NE(s.band_basis.find("of one query token per request, and these steps run 2"), std::string::npos)
-      << s.band_basis;
+  const std::string why =
+      "the ratio error of two plans was measured at one query token per request, and these steps run up to 2";
+  EXPECT_EQ(s.band_basis, why);
+  EXPECT_NE(s.notes[0].find("; no band: " + why), std::string::npos) << s.notes[0];
+  EXPECT_EQ(s.policy_changes[0].ratio_pairs, 0);
 }
 
 // Without the event timing's overhead (a profile that did not measure it) the edit scales by the ratio of kernel_us,

@@ -488,55 +488,77 @@ struct RatioBand {
   double p90_pct = 0;
   int pairs = 0;
 };
+// The ratio error (Gpu::ratio_error) of two plans: that of the larger p90 of their classes, or none where a class
+// has none (`missing` names it).
 RatioBand ratio_band(const Gpu& gpu, const sim::Metrics& a, const sim::Metrics& b) {
   RatioBand band;
   for (const std::string& cls : {a.kernel_class, b.kernel_class}) {
     const auto it = gpu.ratio_error.find(cls);
-    if (it == gpu.ratio_error.end()) return {cls, cls, 0, 0};
+    if (it == gpu.ratio_error.end() || it->second.pairs < 1) return {cls, cls, 0, 0};
     if (band.kernel_class.empty() || it->second.p90_pct > band.p90_pct)
       band = {cls, "", it->second.p90_pct, it->second.pairs};
   }
   return band;
 }
 
-// The policy edits' 90 % band of the edited steps: each step's attention, where its plan is no longer the one that
-// ran, times the held-out p90 of the ratio of the two (the one that ran against the one it runs now, however many
-// policy edits lie between: a change and its reverse leave the measured attention and no band). Sets w.band_us
-// and w.band_basis; `plans(step)` gives the step's two evaluations.
+// Why a workload's steps get no band whatever their plans: the sessions behind ratio_error ran one query token
+// per request. Empty: none.
+std::string no_band_for(const sim::WorkloadContext& workload) {
+  const int qlen = workload.batch.max_qo_len();
+  return qlen > 1 ? fmt::format(
+                        "the ratio error of two plans was measured at one query token per request, and these "
+                        "steps run up to {}",
+                        qlen)
+                  : std::string();
+}
+
+// The same plan twice: a policy edit to another spec of the plan that ran changes nothing.
+bool same_plan(const sim::Evaluation& a, const sim::Evaluation& b) {
+  const sim::Plan &p = *a.plan, &q = *b.plan;
+  return p.kernel == q.kernel && p.cu_limit == q.cu_limit && p.works == q.works && p.work_indptr == q.work_indptr &&
+         p.reduce_indptr == q.reduce_indptr && p.reduce_partial_map == q.reduce_partial_map &&
+         a.prediction->metrics.kernel_us == b.prediction->metrics.kernel_us;
+}
+
+// The policy edits' 90 % band of the edited steps: each step's attention as the last policy edit left it (later
+// fuse or remove edits do not move it), where the step's plan is no longer the one that ran, times the p90 of the
+// ratio error of the two (the one that ran against the one it runs now, however many policy edits lie between).
+// Sets w.band_us and w.band_basis; `plans(step)` gives the step's two evaluations.
 template <typename Plans>
 void band_of_policy_edits(StepWhatIf& w, const StepAnalysis& analysis, const sim::WorkloadContext& workload,
-                          Plans plans) {
+                          const std::vector<double>& attention, Plans plans) {
   w.band_us.reset();
-  if (workload.batch.max_qo_len() > 1) {
-    w.band_basis = fmt::format(
-        "the held-out ratio error of two plans is of one query token per request, and these "
-        "steps run {}",
-        workload.batch.max_qo_len());
-    return;
-  }
+  w.band_basis = no_band_for(workload);
+  if (!w.band_basis.empty()) return;
   double band = 0;
   std::set<std::string> classes;
   for (size_t i = 0; i < w.after.size(); ++i) {
     const auto [ran, now] = plans(i);
-    if (ran->source == now->source) continue;  // the plan that ran: its attention as measured
+    if (same_plan(*ran, *now)) continue;  // its attention as measured
     const RatioBand r = ratio_band(workload.gpu, ran->prediction->metrics, now->prediction->metrics);
     if (!r.missing.empty()) {
-      w.band_basis = fmt::format("no held-out ratio error of {} on {}", r.missing, workload.gpu.name);
+      w.band_basis = fmt::format("no ratio error of {} measured on {}", r.missing, workload.gpu.name);
       return;
     }
-    double attention = 0;
-    for (const StepKernel& k : w.after[i].kernels)
-      if (is_attention(k)) attention += k.exposed_us;
-    band += attention * r.p90_pct / 100.0;
+    band += attention[i] * r.p90_pct / 100.0;
     classes.insert(fmt::format("{} {:.1f} % over {} pairs", r.kernel_class, r.p90_pct, r.pairs));
   }
-  w.band_us = band / static_cast<double>(std::max<size_t>(1, w.after.size()));
+  if (classes.empty()) {
+    w.band_basis = "every step runs the plan that ran, its attention as measured";
+    return;
+  }
+  w.band_us = band / static_cast<double>(w.after.size());
   w.band_basis = fmt::format(
-      "the ratio of the plan that ran and the one each step runs now within the held-out p90 "
-      "of their kernel class on {} ({})",
+      "the ratio of the plan that ran and the one each step runs now, within the p90 of its error over sessions no "
+      "fit used on {} ({})",
       workload.gpu.name, fmt::join(classes, "; "));
-  const size_t own = static_cast<size_t>(analysis.steps_with_batch);
-  if (!analysis.batch_source.empty() && own < w.after.size())
+  // Where the band is wider than said: the sessions ran uniform batches on pages of 64 (docs/step.md §3).
+  const std::vector<int>& lens = workload.batch.kv_lens;
+  const bool uniform = std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) == lens.end();
+  if (!uniform || workload.workload.page_size != 64)
+    w.band_basis += "; measured on uniform batches on pages of 64, and wider at this shape (docs/step.md §3)";
+  const size_t own = static_cast<size_t>(std::max(0, analysis.steps_with_batch));
+  if (own < w.after.size())
     w.band_basis += fmt::format("; {} of {} steps take the flags' batch, which the band takes to be theirs",
                                 w.after.size() - own, w.after.size());
 }
@@ -625,6 +647,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
   bool policy_edited = false;
+  std::vector<double> policy_attention;  // each step's attention as the last policy edit left it
   // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
   const L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
                                                 sim::l2_writeback_of(context.workload->params, context.workload->gpu)}
@@ -778,22 +801,30 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         did += fmt::format("; {} kernels per step took the carry-over", followers / static_cast<int>(w.after.size()));
       attention_bytes_from(e.policy, e.text);  // the kernels now run the new plan, a predicted reduce among them
       did += weigh_policy_writeback(e.policy, by_batch, prior_ran);
-      // The edit's figures: its two plans' held-out ratio error, for tools and its line (each class once).
+      // The edit's figures: its two plans' ratio error, for tools and its line (each class once).
+      const std::string no_band = no_band_for(*context.workload);
       std::set<std::string> ratio_lines;
       for (size_t k = first_figure; k < w.policy_changes.size(); ++k) {
         PolicyChangeFigures& f = w.policy_changes[k];
         const PolicyChange& c = by_batch.at(f.requests);
         const RatioBand r = ratio_band(context.workload->gpu, c.ran, c.next);
         f.kernel_class = r.kernel_class;
-        f.ratio_p90_pct = r.p90_pct;
-        f.ratio_pairs = r.pairs;
+        f.ratio_p90_pct = no_band.empty() ? r.p90_pct : 0.0;
+        f.ratio_pairs = no_band.empty() ? r.pairs : 0;
         ratio_lines.insert(
-            r.missing.empty()
-                ? fmt::format("the ratio of {} plans within {:.1f} % in 90 % of {} pairs no fit used", r.kernel_class,
-                              r.p90_pct, r.pairs)
-                : fmt::format("no held-out ratio error of {} on {}", r.missing, context.workload->gpu.name));
+            !no_band.empty() ? "no band: " + no_band
+            : r.missing.empty()
+                ? fmt::format("the ratio of {} plans within {:.1f} % in 90 % of {} pairs from sessions "
+                              "no fit used",
+                              r.kernel_class, r.p90_pct, r.pairs)
+                : fmt::format("no ratio error of {} measured on {}", r.missing, context.workload->gpu.name));
       }
       did += fmt::format("; {}", fmt::join(ratio_lines, "; "));
+      // The attention the band is of: as this edit leaves it, before any later fuse or remove.
+      policy_attention.assign(w.after.size(), 0.0);
+      for (size_t i = 0; i < w.after.size(); ++i)
+        for (const StepKernel& k : w.after[i].kernels)
+          if (is_attention(k)) policy_attention[i] += k.exposed_us;
       policy_edited = true;
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
@@ -908,9 +939,11 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   w.before_summary = summarize(w.before);
   w.after_summary = summarize(w.after);
   if (policy_edited)
-    band_of_policy_edits(w, analysis, *context.workload, [&](size_t i) {
-      return std::pair{&plan_of(context.ran_policy, i, ""), &plan_of(running, i, "")};
+    band_of_policy_edits(w, analysis, *context.workload, policy_attention, [&](size_t i) {
+      return std::pair{&plan_of(context.ran_policy, i, "band"), &plan_of(running, i, "band")};
     });
+  w.other_edits =
+      std::any_of(edits.begin(), edits.end(), [](const StepEdit& e) { return e.kind != StepEdit::Kind::policy; });
   return w;
 }
 

@@ -87,13 +87,14 @@ struct StepWhatIf {
   StepSummary before_summary, after_summary;
   std::vector<std::string> notes;                   // per edit, what it did (one line each)
   std::vector<PolicyChangeFigures> policy_changes;  // per policy edit and batch, in edit order
-  // Half the 90 % band of the edited mean step time that the policy edits give: each step's attention, where its
-  // plan is no longer the one that ran, times the held-out p90 of the two plans' ratio error (Gpu::ratio_error, the
-  // larger class's), the mean over the steps; nullopt where no policy edit ran, a class has no ratio error, or the
-  // steps run more than one query token per request (band_basis says which). Fuse, remove, gap and metadata edits
-  // are not in it.
+  // Half the 90 % band of the edited mean step time that the policy edits give: each step's attention as the last
+  // policy edit left it, where its plan is no longer the one that ran, times the p90 of the two plans' ratio error
+  // over sessions no fit used (Gpu::ratio_error, the larger class's), the mean over the steps. nullopt where no
+  // policy edit ran, every step runs the plan that ran, a class has no ratio error, or the steps run more than one
+  // query token per request (band_basis says which). Fuse, remove, gap and metadata edits are not in it.
   std::optional<double> band_us;
   std::string band_basis;
+  bool other_edits = false;        // edits besides policy ones ran (their errors are not in the band)
   double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   double speedup() const;          // before step time / after step time
