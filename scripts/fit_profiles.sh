@@ -123,7 +123,7 @@ done
 
 # The model's ratio of two plans on one workload against sessions no fit used (docs/step.md section 3): the
 # split-ratio probe's later sessions (of the configurations its first session gave the fits) and, on the H200, the
-# blind knee checks (configurations no fit used). The band `mlasim step` gives a policy edit. Last for these
+# two knee checks (configurations no fit used; docs/validation.md section 0.10). The band `mlasim step` gives a policy edit. Last for these
 # profiles: calibrate drops it when it refits.
 sr=$m/h100/split_ratio
 python3 scripts/ratio_error_fit.py "$bin" h100 wgmma-bf16-pair $sr/split_ratio_h100_run2.csv $sr/split_ratio_h100_run3.csv \
