@@ -30,6 +30,8 @@ QColor step_class_color(const std::string& kernel_class) {
   return it == colors.end() ? QColor(0x80, 0x80, 0x80) : it->second;
 }
 
+QColor step_band_color() { return QColor(0xb0, 0x10, 0x60); }
+
 QImage step_picture(const validate::StepWhatIf& w, size_t step, const QString& title, QSize size) {
   QImage image(size, QImage::Format_ARGB32);
   image.fill(Qt::white);
@@ -48,7 +50,9 @@ QImage step_picture(const validate::StepWhatIf& w, size_t step, const QString& t
   }
   const validate::DecodeStep* lanes[2] = {&w.before[step], &w.after[step]};
   const QString names[2] = {QStringLiteral("measured"), QStringLiteral("edited")};
-  const double span = std::max({lanes[0]->time_us(), lanes[1]->time_us(), 1e-9});
+  // The policy edits' 90 % band around the edited step's end (the mean step's half width), inside the picture.
+  const double band = w.band_us.value_or(0.0);
+  const double span = std::max({lanes[0]->time_us(), lanes[1]->time_us() + band, 1e-9});
   const QFontMetrics fm(p.font());
   const int left = fm.horizontalAdvance(QStringLiteral("measured 0000.0 us")) + 24;
   const int right = size.width() - 16;
@@ -70,6 +74,15 @@ QImage step_picture(const validate::StepWhatIf& w, size_t step, const QString& t
     }
     p.setPen(QColor(0x60, 0x60, 0x60));
     p.drawRect(QRectF(left, y, right - left, lane_h));
+    if (l == 1 && band > 0) {  // a whisker with end caps across the lane's middle, and what it is
+      const double x0 = x_of(lanes[1]->time_us() - band), x1 = x_of(lanes[1]->time_us() + band), ym = y + lane_h / 2.0;
+      p.setPen(QPen(step_band_color(), 2));
+      p.drawLine(QPointF(x0, ym), QPointF(x1, ym));
+      p.drawLine(QPointF(x0, ym - 10), QPointF(x0, ym + 10));
+      p.drawLine(QPointF(x1, ym - 10), QPointF(x1, ym + 10));
+      p.drawText(QRectF(x1 - 240, y - lane_gap + 4, 240, 18), Qt::AlignRight | Qt::AlignVCenter,
+                 QStringLiteral("90 % band +- %1 us").arg(band, 0, 'f', 1));
+    }
   }
 
   // The time axis under the lanes.

@@ -51,6 +51,8 @@ class StepTabTest : public QObject {
     QCOMPARE(view->what_if()->before_summary.layers, 8.0);
     QCOMPARE(view->what_if()->after_summary.time_us, view->what_if()->before_summary.time_us);
     QVERIFY(!view->picture().isNull());
+    // Nothing edited, no band drawn.
+    QCOMPARE(pixels_of(view->picture(), 44 + 70 + 26 + 35, step_band_color(), 0, view->picture().width()), 0);
   }
 
   void edits_give_what_mlasim_step_gives() {
@@ -72,6 +74,9 @@ class StepTabTest : public QObject {
     const int measured_y = 44 + 35, edited_y = 44 + 70 + 26 + 35;
     QVERIFY(pixels_of(p, measured_y, attention, 0, p.width()) > pixels_of(p, edited_y, attention, 0, p.width()));
     QCOMPARE(pixels_of(p, edited_y, attention, p.width() * 3 / 4, p.width()), 0);
+    // The policy edit's band: a whisker across the edited lane's middle at the step's end, in its own colour.
+    QVERIFY(pixels_of(p, edited_y, step_band_color(), 0, p.width()) > 10);
+    QCOMPARE(pixels_of(p, measured_y, step_band_color(), 0, p.width()), 0);
   }
 
   void the_ops_bytes_weigh_a_removed_op_as_mlasim_step_does() {

@@ -13,8 +13,12 @@ namespace mlasim::gui {
 // The colour of a step class (validate::step_classes()); grey for another name.
 QColor step_class_color(const std::string& kernel_class);
 
+// The colour of the policy edits' 90 % band (StepWhatIf::band_us), drawn as a whisker at the edited step's end.
+QColor step_band_color();
+
 // Step `step` (an index into w.before / w.after) of the what-if, measured above edited, with a legend of the
-// classes and each lane's time; `title` above. An empty what-if draws the title and a note.
+// classes and each lane's time, and the policy edits' band on the edited lane where there is one; `title` above. An
+// empty what-if draws the title and a note.
 QImage step_picture(const validate::StepWhatIf& w, size_t step, const QString& title, QSize size = {1400, 360});
 
 }  // namespace mlasim::gui
