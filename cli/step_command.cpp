@@ -1,5 +1,6 @@
 // mlasim step: a measured kernel trace cut into decode steps, the time per kernel class, and what edits (another
 // split policy, fused or removed kernels, graph-replay gaps) would make of the step, its ITL and tokens/s.
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <map>
@@ -113,9 +114,9 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
   if (edited) {
     out += fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\n", w.speedup(), (w.speedup() - 1) * 100);
     if (w.band_us) {
-      const double t = f.time_us, h = *w.band_us;
-      out += fmt::format("band    step {:.2f} .. {:.2f} us ({} .. {} against the measured step), 90 %: {}{}\n", t - h,
-                         t + h, change(b.time_us, t - h), change(b.time_us, t + h), w.band_basis,
+      const double t = f.time_us, h = *w.band_us, low = std::max(0.0, t - h);
+      out += fmt::format("band    step {:.2f} .. {:.2f} us ({} .. {} against the measured step), 90 %: {}{}\n", low,
+                         t + h, change(b.time_us, low), change(b.time_us, t + h), w.band_basis,
                          w.other_edits ? "; the other edits' errors are not in it" : "");
     } else if (!w.band_basis.empty()) {
       out += fmt::format("band    none: {}\n", w.band_basis);
@@ -193,9 +194,10 @@ void run_step(const StepCommandOptions& o) {
     nlohmann::json band;
     if (w.band_us)
       band = {{"half_width_us", *w.band_us},
-              {"low_us", w.after_summary.time_us - *w.band_us},
+              {"low_us", std::max(0.0, w.after_summary.time_us - *w.band_us)},
               {"high_us", w.after_summary.time_us + *w.band_us},
-              {"basis", w.band_basis}};
+              {"basis", w.band_basis},
+              {"other_edits", w.other_edits}};
     else if (!w.band_basis.empty())
       band = {{"half_width_us", nullptr}, {"basis", w.band_basis}};
     const nlohmann::json j = {{"trace", a.trace},

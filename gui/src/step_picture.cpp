@@ -50,8 +50,8 @@ QImage step_picture(const validate::StepWhatIf& w, size_t step, const QString& t
   }
   const validate::DecodeStep* lanes[2] = {&w.before[step], &w.after[step]};
   const QString names[2] = {QStringLiteral("measured"), QStringLiteral("edited")};
-  // The policy edits' 90 % band around the edited step's end (the mean step's half width), inside the picture.
-  const double band = w.band_us.value_or(0.0);
+  // The policy edits' 90 % band around the edited step's end: this step's half width.
+  const double band = step < w.band_per_step_us.size() ? w.band_per_step_us[step] : 0.0;
   const double span = std::max({lanes[0]->time_us(), lanes[1]->time_us() + band, 1e-9});
   const QFontMetrics fm(p.font());
   const int left = fm.horizontalAdvance(QStringLiteral("measured 0000.0 us")) + 24;
@@ -75,7 +75,8 @@ QImage step_picture(const validate::StepWhatIf& w, size_t step, const QString& t
     p.setPen(QColor(0x60, 0x60, 0x60));
     p.drawRect(QRectF(left, y, right - left, lane_h));
     if (l == 1 && band > 0) {  // a whisker with end caps across the lane's middle, and what it is
-      const double x0 = x_of(lanes[1]->time_us() - band), x1 = x_of(lanes[1]->time_us() + band), ym = y + lane_h / 2.0;
+      const double x0 = x_of(std::max(0.0, lanes[1]->time_us() - band)), x1 = x_of(lanes[1]->time_us() + band);
+      const double ym = y + lane_h / 2.0;
       p.setPen(QPen(step_band_color(), 2));
       p.drawLine(QPointF(x0, ym), QPointF(x1, ym));
       p.drawLine(QPointF(x0, ym - 10), QPointF(x0, ym + 10));

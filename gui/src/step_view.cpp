@@ -189,7 +189,7 @@ QString StepView::summary() const {
                   .arg((what_if_->speedup() - 1) * 100, 0, 'f', 1)
                   .arg(b.attention_share() * 100, 0, 'f', 1)
                   .arg(a.attention_share() * 100, 0, 'f', 1);
-  // The policy edits' 90 % band (their held-out ratio error), or why there is none.
+  // The policy edits' 90 % band (their ratio error), or why there is none.
   if (what_if_->band_us)
     s += tr("\n90 % band of the edited step: %1 .. %2 us (%3)")
              .arg(a.time_us - *what_if_->band_us, 0, 'f', 1)

@@ -198,7 +198,7 @@ TEST(StepCli, APolicyEditGivesItsFiguresPerBatchInJson) {
   EXPECT_TRUE(step_json("--trace " + trace + " --edit remove=copy")["policy_changes"].empty());
 }
 
-// A policy edit's 90 % band: the H100 profile's held-out ratio error of the 128-head class, in JSON (the band around
+// A policy edit's 90 % band: the H100 profile's ratio error of the 128-head class, in JSON (the band around
 // the edited step, each batch's figures) and in the text's band line, which says when other edits' errors are not in
 // it.
 TEST(StepCli, APolicyEditsBandInJsonAndText) {
@@ -219,7 +219,7 @@ TEST(StepCli, APolicyEditsBandInJsonAndText) {
   EXPECT_LT(half, edited * p90 / 100);
   EXPECT_NEAR(j["band"]["low_us"].get<double>(), edited - half, 1e-9);
   EXPECT_NEAR(j["band"]["high_us"].get<double>(), edited + half, 1e-9);
-  EXPECT_NE(j["band"]["basis"].get<std::string>().find("over sessions no fit used on h100 (wgmma-bf16-pair"),
+  EXPECT_NE(j["band"]["basis"].get<std::string>().find("over sessions no fit took as input on h100 (wgmma-bf16-pair"),
             std::string::npos)
       << j["band"];
   const CliResult text = run_cli("step --trace " + trace + " --edit policy=fixed:splits=4");
@@ -230,6 +230,9 @@ TEST(StepCli, APolicyEditsBandInJsonAndText) {
   EXPECT_EQ(text.out.find("the other edits' errors are not in it"), std::string::npos);
   const CliResult with_removal = run_cli("step --trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy");
   EXPECT_NE(with_removal.out.find("; the other edits' errors are not in it"), std::string::npos) << with_removal.out;
+  EXPECT_FALSE(j["band"]["other_edits"].get<bool>());
+  EXPECT_TRUE(step_json("--trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy")["band"]["other_edits"]
+                  .get<bool>());
   // Without a policy edit there is no band.
   const nlohmann::json removal = step_json("--trace " + trace + " --edit remove=copy");
   ASSERT_TRUE(removal.contains("band"));

@@ -416,8 +416,8 @@ TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
 
 // The policy edits' band: each step's attention, where its plan is no longer the one that ran, times the p90 of the
 // two plans' ratio error (the profile's ratio_error of their kernel class); none where the class has none, where
-// every step runs the plan that ran, or where the steps run more than one query token; edits of other kinds, before
-// or after, leave it as it was.
+// every step runs the plan that ran, or where the steps run more than one query token; edits of other kinds after
+// it, or before it where they leave the attention as measured, leave it as it was.
 TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   sim::WorkloadContext ctx = h100_context();
   ctx.gpu.ratio_error.clear();
@@ -437,7 +437,13 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   };
   EXPECT_GT(attention(s), 0);
   EXPECT_NEAR(*s.band_us, 0.04 * attention(s), 1e-9);
-  EXPECT_NE(s.band_basis.find("over sessions no fit used on h100 (" + cls + " 4.0 % over 40 pairs)"), std::string::npos)
+  // Each step's own half width, whose mean the band is (every step here runs the new plan).
+  ASSERT_EQ(s.band_per_step_us.size(), s.after.size());
+  double per_step = 0;
+  for (double b : s.band_per_step_us) per_step += b;
+  EXPECT_NEAR(per_step / static_cast<double>(s.after.size()), *s.band_us, 1e-9);
+  EXPECT_NE(s.band_basis.find("over sessions no fit took as input on h100 (" + cls + " 4.0 % over 40 pairs)"),
+            std::string::npos)
       << s.band_basis;
   // The trace gives no step its batch: the basis says the band takes the flags'.
   EXPECT_NE(s.band_basis.find("steps take the flags' batch, which the band takes to be theirs"), std::string::npos)
@@ -447,9 +453,9 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   EXPECT_EQ(f.kernel_class, cls);
   EXPECT_EQ(f.ratio_p90_pct, 4.0);
   EXPECT_EQ(f.ratio_pairs, 40);
-  EXPECT_NE(
-      s.notes[0].find("; the ratio of " + cls + " plans within 4.0 % in 90 % of 40 pairs from sessions no fit used"),
-      std::string::npos)
+  EXPECT_NE(s.notes[0].find("; the ratio of " + cls +
+                            " plans within 4.0 % in 90 % of 40 pairs from sessions no fit took as input"),
+            std::string::npos)
       << s.notes[0];
   // Edits of other kinds after it, the attention's own among them, leave the band; they are said to have run.
   for (const char* other : {"gaps=0", "fuse=mla_stage1+mla_reduce:us=5", "remove=mla_reduce"}) {
@@ -457,6 +463,12 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
     ASSERT_TRUE(o.band_us) << other;
     EXPECT_NEAR(*o.band_us, *s.band_us, 1e-9) << other;
     EXPECT_TRUE(o.other_edits) << other;
+  }
+  // Before it, edits that leave the attention as measured (no op bytes given) leave the band too.
+  for (const char* other : {"gaps=0", "remove=copy"}) {
+    const StepWhatIf o = apply({other, "policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+    ASSERT_TRUE(o.band_us) << other;
+    EXPECT_NEAR(*o.band_us, *s.band_us, 1e-9) << other;
   }
   // The same edit again changes nothing and adds nothing.
   EXPECT_NEAR(*apply({"policy=fixed:splits=4", "policy=fixed:splits=4"}, &ctx, "fixed:splits=1").band_us, *s.band_us,
@@ -468,7 +480,12 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
               back.before_summary.class_us.at("mla_stage1") + back.before_summary.class_us.at("mla_reduce"), 1e-9);
   EXPECT_FALSE(back.band_us);
   EXPECT_EQ(back.band_basis, "every step runs the plan that ran, its attention as measured");
-  EXPECT_FALSE(apply({"policy=aiter-v1:experimental=0"}, &ctx, "aiter-v1").band_us);
+  const StepWhatIf same = apply({"policy=aiter-v1:experimental=0"}, &ctx, "aiter-v1");
+  EXPECT_FALSE(same.band_us);
+  EXPECT_EQ(same.band_basis, "every step runs the plan that ran, its attention as measured");
+  EXPECT_NE(same.notes[0].find("; the same plan as before, under another spec: no band"), std::string::npos)
+      << same.notes[0];
+  EXPECT_EQ(same.policy_changes[0].ratio_pairs, 0);
   // No ratio error for the class: no band.
   ctx.gpu.ratio_error.clear();
   EXPECT_FALSE(apply({"policy=fixed:splits=4", "policy=fixed:splits=2"}, &ctx, "fixed:splits=1").band_us);

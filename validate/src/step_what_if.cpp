@@ -207,6 +207,15 @@ double median_gap(const DecodeStep& s) {
   return gaps[gaps.size() / 2];
 }
 
+// The same plan twice, as a policy edit to another spec of the plan that ran gives it (kernel_us stands in for what
+// the plan's fields compared here leave out).
+bool same_plan(const sim::Evaluation& a, const sim::Evaluation& b) {
+  const sim::Plan &p = *a.plan, &q = *b.plan;
+  return p.kernel == q.kernel && p.cu_limit == q.cu_limit && p.works == q.works && p.work_indptr == q.work_indptr &&
+         p.reduce_indptr == q.reduce_indptr && p.reduce_partial_map == q.reduce_partial_map &&
+         a.prediction->metrics.kernel_us == b.prediction->metrics.kernel_us;
+}
+
 struct PolicyChange {
   sim::Metrics ran, next;
   // Each plan's kernels as a trace times them: kernel_us less what the campaigns' event timing adds
@@ -214,6 +223,7 @@ struct PolicyChange {
   double ran_us = 0, next_us = 0;
   sim::L2Dirty dirty_ran, dirty_next;  // what each plan leaves dirty in L2 (all zero: no carry-over measured)
   double carry_us = 0;                 // the next kernel's extra time under the new plan over the one that ran
+  bool same = false;                   // the two are one plan (same_plan)
   double ratio() const { return next_us / ran_us; }
 };
 
@@ -232,6 +242,7 @@ PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& ne
                  sim::l2_dirty(*next.plan, next.prediction->timeline, ctx.batch, carry),
                  0.0};
   c.carry_us = sim::l2_carry_us(c.dirty_next, carry) - sim::l2_carry_us(c.dirty_ran, carry);
+  c.same = same_plan(ran, next);
   return c;
 }
 
@@ -366,9 +377,11 @@ class StepWorkloads {
  public:
   StepWorkloads(const sim::WorkloadContext& flags, bool counts_tokens, std::string source)
       : flags_(flags), counts_tokens_(counts_tokens), source_(std::move(source)) {}
+  // Whether a step takes the flags' batch: the trace gives it none, or a two-scope batch keeps the flags'.
+  bool takes_flags_batch(const DecodeStep& s) const { return s.batch <= 0 || !flags_.batch.merge_token.empty(); }
   int requests_of(const DecodeStep& s) const {
     const int n = flags_.batch.size();
-    if (s.batch <= 0 || !flags_.batch.merge_token.empty()) return n;
+    if (takes_flags_batch(s)) return n;
     if (!counts_tokens_) return s.batch;
     const double per_request = static_cast<double>(flags_.batch.total_qo_tokens()) / n;
     return std::max(1, static_cast<int>(std::lround(s.batch / per_request)));
@@ -481,8 +494,6 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-// The held-out ratio error (Gpu::ratio_error) of two plans: that of the larger p90 of their classes, or none where
-// a class has none (`missing` names it).
 struct RatioBand {
   std::string kernel_class, missing;
   double p90_pct = 0;
@@ -512,25 +523,17 @@ std::string no_band_for(const sim::WorkloadContext& workload) {
                   : std::string();
 }
 
-// The same plan twice: a policy edit to another spec of the plan that ran changes nothing.
-bool same_plan(const sim::Evaluation& a, const sim::Evaluation& b) {
-  const sim::Plan &p = *a.plan, &q = *b.plan;
-  return p.kernel == q.kernel && p.cu_limit == q.cu_limit && p.works == q.works && p.work_indptr == q.work_indptr &&
-         p.reduce_indptr == q.reduce_indptr && p.reduce_partial_map == q.reduce_partial_map &&
-         a.prediction->metrics.kernel_us == b.prediction->metrics.kernel_us;
-}
-
 // The policy edits' 90 % band of the edited steps: each step's attention as the last policy edit left it (later
 // fuse or remove edits do not move it), where the step's plan is no longer the one that ran, times the p90 of the
 // ratio error of the two (the one that ran against the one it runs now, however many policy edits lie between).
 // Sets w.band_us and w.band_basis; `plans(step)` gives the step's two evaluations.
 template <typename Plans>
-void band_of_policy_edits(StepWhatIf& w, const StepAnalysis& analysis, const sim::WorkloadContext& workload,
+void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::WorkloadContext& workload,
                           const std::vector<double>& attention, Plans plans) {
   w.band_us.reset();
+  w.band_per_step_us.assign(w.after.size(), 0.0);
   w.band_basis = no_band_for(workload);
   if (!w.band_basis.empty()) return;
-  double band = 0;
   std::set<std::string> classes;
   for (size_t i = 0; i < w.after.size(); ++i) {
     const auto [ran, now] = plans(i);
@@ -538,29 +541,31 @@ void band_of_policy_edits(StepWhatIf& w, const StepAnalysis& analysis, const sim
     const RatioBand r = ratio_band(workload.gpu, ran->prediction->metrics, now->prediction->metrics);
     if (!r.missing.empty()) {
       w.band_basis = fmt::format("no ratio error of {} measured on {}", r.missing, workload.gpu.name);
+      w.band_per_step_us.assign(w.after.size(), 0.0);
       return;
     }
-    band += attention[i] * r.p90_pct / 100.0;
+    w.band_per_step_us[i] = attention[i] * r.p90_pct / 100.0;
     classes.insert(fmt::format("{} {:.1f} % over {} pairs", r.kernel_class, r.p90_pct, r.pairs));
   }
   if (classes.empty()) {
     w.band_basis = "every step runs the plan that ran, its attention as measured";
     return;
   }
+  double band = 0;
+  for (double b : w.band_per_step_us) band += b;
   w.band_us = band / static_cast<double>(w.after.size());
   w.band_basis = fmt::format(
       "the ratio of the plan that ran and the one each step runs now, within the p90 of its error over sessions no "
-      "fit used on {} ({})",
+      "fit took as input on {} ({})",
       workload.gpu.name, fmt::join(classes, "; "));
   // Where the band is wider than said: the sessions ran uniform batches on pages of 64 (docs/step.md §3).
   const std::vector<int>& lens = workload.batch.kv_lens;
   const bool uniform = std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) == lens.end();
   if (!uniform || workload.workload.page_size != 64)
     w.band_basis += "; measured on uniform batches on pages of 64, and wider at this shape (docs/step.md §3)";
-  const size_t own = static_cast<size_t>(std::max(0, analysis.steps_with_batch));
-  if (own < w.after.size())
+  if (flags_batch_steps > 0)
     w.band_basis += fmt::format("; {} of {} steps take the flags' batch, which the band takes to be theirs",
-                                w.after.size() - own, w.after.size());
+                                flags_batch_steps, w.after.size());
 }
 
 }  // namespace
@@ -637,10 +642,12 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   w.before = analysis.steps;
   w.after = analysis.steps;
   std::optional<StepWorkloads> workloads;
+  int flags_batch_steps = 0;  // steps whose batch the trace does not give (they take the flags')
   if (context.workload) {
     workloads.emplace(*context.workload, analysis.batch_counts_tokens, analysis.batch_source);
     for (const DecodeStep& s : w.before) {
       w.step_requests.push_back(workloads->requests_of(s));
+      flags_batch_steps += workloads->takes_flags_batch(s);
       w.tokens_per_step += static_cast<double>(workloads->of(s).batch.total_qo_tokens());
     }
     w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
@@ -808,14 +815,16 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         PolicyChangeFigures& f = w.policy_changes[k];
         const PolicyChange& c = by_batch.at(f.requests);
         const RatioBand r = ratio_band(context.workload->gpu, c.ran, c.next);
+        const bool banded = no_band.empty() && !c.same;
         f.kernel_class = r.kernel_class;
-        f.ratio_p90_pct = no_band.empty() ? r.p90_pct : 0.0;
-        f.ratio_pairs = no_band.empty() ? r.pairs : 0;
+        f.ratio_p90_pct = banded ? r.p90_pct : 0.0;
+        f.ratio_pairs = banded ? r.pairs : 0;
         ratio_lines.insert(
             !no_band.empty() ? "no band: " + no_band
+            : c.same         ? std::string("the same plan as before, under another spec: no band")
             : r.missing.empty()
                 ? fmt::format("the ratio of {} plans within {:.1f} % in 90 % of {} pairs from sessions "
-                              "no fit used",
+                              "no fit took as input",
                               r.kernel_class, r.p90_pct, r.pairs)
                 : fmt::format("no ratio error of {} measured on {}", r.missing, context.workload->gpu.name));
       }
@@ -939,7 +948,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   w.before_summary = summarize(w.before);
   w.after_summary = summarize(w.after);
   if (policy_edited)
-    band_of_policy_edits(w, analysis, *context.workload, policy_attention, [&](size_t i) {
+    band_of_policy_edits(w, flags_batch_steps, *context.workload, policy_attention, [&](size_t i) {
       return std::pair{&plan_of(context.ran_policy, i, "band"), &plan_of(running, i, "band")};
     });
   w.other_edits =

@@ -75,8 +75,9 @@ struct PolicyChangeFigures {
   double dirty_ran_mb = 0, dirty_next_mb = 0;    // what each plan leaves dirty in L2 when it ends
   double missed_ran_mb = 0, missed_next_mb = 0;  // partials each plan's reduce reads after stage 1 pushed them out
   double carry_us = 0;                           // the kernel after the attention: its change of time
-  // The profile's held-out ratio error (Gpu::ratio_error) of the plans' kernel class, the larger where the two
-  // plans run different classes; 0 pairs: not measured for one of them.
+  // The ratio error over sessions no fit took as input (Gpu::ratio_error) of the plans' kernel class, the larger
+  // where the two plans run different classes; 0 pairs where it does not apply: a class without one, steps of more
+  // than one query token, or the same plan under another spec.
   std::string kernel_class;
   double ratio_p90_pct = 0;
   int ratio_pairs = 0;
@@ -89,10 +90,11 @@ struct StepWhatIf {
   std::vector<PolicyChangeFigures> policy_changes;  // per policy edit and batch, in edit order
   // Half the 90 % band of the edited mean step time that the policy edits give: each step's attention as the last
   // policy edit left it, where its plan is no longer the one that ran, times the p90 of the two plans' ratio error
-  // over sessions no fit used (Gpu::ratio_error, the larger class's), the mean over the steps. nullopt where no
-  // policy edit ran, every step runs the plan that ran, a class has no ratio error, or the steps run more than one
+  // over sessions no fit took as input (Gpu::ratio_error, the larger class's), the mean over the steps. nullopt where
+  // no policy edit ran, every step runs the plan that ran, a class has no ratio error, or the steps run more than one
   // query token per request (band_basis says which). Fuse, remove, gap and metadata edits are not in it.
   std::optional<double> band_us;
+  std::vector<double> band_per_step_us;  // each step's half width (0 where its plan is the one that ran)
   std::string band_basis;
   bool other_edits = false;        // edits besides policy ones ran (their errors are not in the band)
   double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
