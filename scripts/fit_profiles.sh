@@ -19,7 +19,7 @@
 #      the reduce's residency read off our timelines (docs/validation.md section 7.1), which does: the H200's fit
 #      (3) runs with it, the H100's was made before it was measured and carries it as measured since; then the
 #      kernel classes' L2 write-back exposure, fitted by scripts/l2_writeback_fit.py to the profiles of (1) to (4);
-#      and last the model's error on the ratio of two plans, per class, over sessions no fit used;
+#      and last the model's error on the ratio of two plans, per class, over sessions no fit took as input;
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
@@ -121,10 +121,10 @@ for g in h100 h200; do
     $m/$g/l2_neighbours/run2/l2_carry.csv --pairs --write "$date" >/dev/null
 done
 
-# The model's ratio of two plans on one workload against sessions no fit used (docs/step.md section 3): the
-# split-ratio probe's later sessions (of the configurations its first session gave the fits) and, on the H200, the
-# two knee checks (configurations no fit used; docs/validation.md section 0.10). The band `mlasim step` gives a policy edit. Last for these
-# profiles: calibrate drops it when it refits.
+# The model's ratio of two plans on one workload against sessions no fit took as input (docs/step.md section 3): the
+# split-ratio probe's later sessions (of the configurations its first session gave the fits) and, on the H200, the two
+# knee checks (configurations no fit took as input; docs/validation.md section 0.10). The band `mlasim step` gives a policy
+# edit. Last for these profiles: calibrate drops it when it refits.
 sr=$m/h100/split_ratio
 python3 scripts/ratio_error_fit.py "$bin" h100 wgmma-bf16-pair $sr/split_ratio_h100_run2.csv $sr/split_ratio_h100_run3.csv \
   $sr/split_ratio_h100_run4.csv --date "$date" --write >/dev/null

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The model's error on the ratio of two plans, per kernel class, into a GPU profile's "ratio_error" (docs/step.md
-section 3): `mlasim report` over measurement sessions that no fit used (the sessions of one configuration become one
-row, their median), the speedup pairs of each class (two policies measured on one workload, both rows of the
-class): the median and the 90th percentile of |predicted ratio / measured ratio - 1|.
+section 3): `mlasim report` over measurement sessions that no fit took as input (the sessions of one configuration
+become one row, their median), the speedup pairs of each class (two policies measured on one workload, both rows of
+the class): the median and the 90th percentile of |predicted ratio / measured ratio - 1|.
 `mlasim step` takes the p90 as a policy edit's 90 % band.
 
   scripts/ratio_error_fit.py BINARY GPU CLASS CSV [CSV ...] [--date DATE] [--write]
@@ -42,7 +42,7 @@ def main():
         "p90_pct": pairs["p90_abs_error_pct"],
         "pairs": pairs["pairs"],
         "source": (f"scripts/ratio_error_fit.py, {a.date}: mlasim report --sessions median over "
-                   f"{', '.join(a.csv)} (sessions no fit used), {pairs['pairs']} pairs of two policies on one "
+                   f"{', '.join(a.csv)} (sessions no fit took as input), {pairs['pairs']} pairs of two policies on one "
                    f"workload; docs/step.md section 3"),
     }
     print(f"{a.gpu} {a.kernel_class}: {entry['pairs']} pairs, |ratio error| median {entry['median_pct']:.2f} %, "
