@@ -1,6 +1,5 @@
 // mlasim step: a measured kernel trace cut into decode steps, the time per kernel class, and what edits (another
 // split policy, fused or removed kernels, graph-replay gaps) would make of the step, its ITL and tokens/s.
-#include <algorithm>
 #include <fmt/format.h>
 
 #include <map>
@@ -113,10 +112,10 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
   line("tokens/s", tokens_per_s(w.tokens_per_step, b.time_us), tokens_per_s(w.tokens_per_step, f.time_us), "");
   if (edited) {
     out += fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\n", w.speedup(), (w.speedup() - 1) * 100);
-    if (w.band_us) {
-      const double t = f.time_us, h = *w.band_us, low = std::max(0.0, t - h);
+    if (const auto band = w.band_range()) {
+      const auto [low, high] = *band;
       out += fmt::format("band    step {:.2f} .. {:.2f} us ({} .. {} against the measured step), 90 %: {}{}\n", low,
-                         t + h, change(b.time_us, low), change(b.time_us, t + h), w.band_basis,
+                         high, change(b.time_us, low), change(b.time_us, high), w.band_basis,
                          w.other_edits ? "; the other edits' errors are not in it" : "");
     } else if (!w.band_basis.empty()) {
       out += fmt::format("band    none: {}\n", w.band_basis);
@@ -192,10 +191,10 @@ void run_step(const StepCommandOptions& o) {
                                                                   : nlohmann::json()}});
     // The policy edits' 90 % band of the edited step time; null with the reason where not known.
     nlohmann::json band;
-    if (w.band_us)
+    if (const auto range = w.band_range())
       band = {{"half_width_us", *w.band_us},
-              {"low_us", std::max(0.0, w.after_summary.time_us - *w.band_us)},
-              {"high_us", w.after_summary.time_us + *w.band_us},
+              {"low_us", range->first},
+              {"high_us", range->second},
               {"basis", w.band_basis},
               {"other_edits", w.other_edits}};
     else if (!w.band_basis.empty())

@@ -190,10 +190,10 @@ QString StepView::summary() const {
                   .arg(b.attention_share() * 100, 0, 'f', 1)
                   .arg(a.attention_share() * 100, 0, 'f', 1);
   // The policy edits' 90 % band (their ratio error), or why there is none.
-  if (what_if_->band_us)
+  if (const auto band = what_if_->band_range())
     s += tr("\n90 % band of the edited step: %1 .. %2 us (%3)")
-             .arg(a.time_us - *what_if_->band_us, 0, 'f', 1)
-             .arg(a.time_us + *what_if_->band_us, 0, 'f', 1)
+             .arg(band->first, 0, 'f', 1)
+             .arg(band->second, 0, 'f', 1)
              .arg(QString::fromStdString(what_if_->band_basis)) +
          (what_if_->other_edits ? tr("; the other edits' errors are not in it") : QString());
   else if (!what_if_->band_basis.empty())

@@ -636,6 +636,11 @@ double StepWhatIf::speedup() const {
   return after_summary.time_us > 0 ? before_summary.time_us / after_summary.time_us : 0.0;
 }
 
+std::optional<std::pair<double, double>> StepWhatIf::band_range() const {
+  if (!band_us) return std::nullopt;
+  return std::pair{std::max(0.0, after_summary.time_us - *band_us), after_summary.time_us + *band_us};
+}
+
 StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<StepEdit>& edits,
                             const WhatIfContext& context) {
   StepWhatIf w;
@@ -653,8 +658,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
-  bool policy_edited = false;
-  std::vector<double> policy_attention;  // each step's attention as the last policy edit left it
+  std::vector<double> policy_attention;      // each step's attention as the last policy edit left it
   // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
   const L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
                                                 sim::l2_writeback_of(context.workload->params, context.workload->gpu)}
@@ -834,7 +838,6 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       for (size_t i = 0; i < w.after.size(); ++i)
         for (const StepKernel& k : w.after[i].kernels)
           if (is_attention(k)) policy_attention[i] += k.exposed_us;
-      policy_edited = true;
       running = e.policy;
     } else if (e.kind == StepEdit::Kind::metadata) {
       if (!context.workload || !context.metadata_cost) bad_edit(e.text, "a metadata edit needs the step's workload");
@@ -947,7 +950,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   }
   w.before_summary = summarize(w.before);
   w.after_summary = summarize(w.after);
-  if (policy_edited)
+  if (!w.policy_changes.empty())  // a policy edit ran
     band_of_policy_edits(w, flags_batch_steps, *context.workload, policy_attention, [&](size_t i) {
       return std::pair{&plan_of(context.ran_policy, i, "band"), &plan_of(running, i, "band")};
     });

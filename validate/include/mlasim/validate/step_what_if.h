@@ -26,6 +26,7 @@
 // SEL is a step class (step_rules.h) or re:REGEX on kernel names (a regex selector stands alone).
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlasim/sim/evaluation.h"
@@ -100,6 +101,8 @@ struct StepWhatIf {
   double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   double speedup() const;          // before step time / after step time
+  // The edited mean step's band, low (at least 0) and high end: what the text, JSON and explorer print.
+  std::optional<std::pair<double, double>> band_range() const;
 };
 
 // Applies the edits in order to every step. Throws InputError("edit", ...) for an edit that needs what is not
