@@ -2,11 +2,14 @@
 // split policy, fused or removed kernels, graph-replay gaps) would make of the step, its ITL and tokens/s.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -30,6 +33,7 @@ struct StepCommandOptions {
   std::string rules = "mlasim-torch";
   std::vector<std::string> edits;
   std::string op_bytes;
+  std::string step_batches;
   std::string policy = "aiter-v1";
   CLI::Option* policy_flag = nullptr;
   int skip = 0;
@@ -63,8 +67,28 @@ std::string change(double before, double after) {
 
 // The batches the steps ran: "8 (50 steps), 16 (50 steps) from grid.x of /rope_kv_write_kernel/ in 100 of 100
 // steps; ...", saying how many steps the trace did not give one for, and why.
-std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhatIf& w,
-                       const sim::WorkloadContext& ctx) {
+std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
+                       const validate::StepBatches* batches) {
+  if (batches) {
+    // Each step's own batch from the user's file: how many differ, and their range.
+    std::set<std::pair<std::vector<int>, std::vector<int>>> distinct;
+    int fewest = 0, most = 0, shortest = 0, longest = 0;
+    for (const validate::DecodeStep& s : a.steps) {
+      const DecodeBatch& b = batches->steps.at(static_cast<size_t>(s.index));
+      distinct.emplace(b.kv_lens, b.qo_lens);
+      const auto [lo, hi] = std::minmax_element(b.kv_lens.begin(), b.kv_lens.end());
+      fewest = fewest == 0 ? b.size() : std::min(fewest, b.size());
+      most = std::max(most, b.size());
+      shortest = shortest == 0 ? *lo : std::min(shortest, *lo);
+      longest = std::max(longest, *hi);
+    }
+    const auto span = [](int lo, int hi) { return lo == hi ? fmt::format("{}", lo) : fmt::format("{} to {}", lo, hi); };
+    return fmt::format(
+        "each step's own from {}: {} batch{} over {} steps, {} requests of {} KV tokens; heads and "
+        "dtypes from the flags",
+        batches->origin, distinct.size(), distinct.size() == 1 ? "" : "es", a.steps.size(), span(fewest, most),
+        span(shortest, longest));
+  }
   std::map<int, int> steps;
   for (const int r : w.step_requests) ++steps[r];
   std::string out;
@@ -83,14 +107,14 @@ std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhat
 }
 
 std::string text_report(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
-                        const validate::MetadataBuild& build, bool per_step) {
+                        const validate::StepBatches* batches, const validate::MetadataBuild& build, bool per_step) {
   std::string out = fmt::format(
       "trace   {} ({}, {} steps by {}, {} skipped; {} kernels{})\n", a.trace, a.format, a.total_steps, a.split,
       a.total_steps - static_cast<int>(a.steps.size()), a.kernels,
       a.unmarked_kernels > 0 ? fmt::format(", {} outside every step marker", a.unmarked_kernels) : std::string());
   out += fmt::format("rules   {}\n", a.rules);
   out += fmt::format("step    {}\n", sim::describe_workload(ctx.batch, ctx.gpu, ctx.clusters));
-  if (!a.batch_source.empty()) out += fmt::format("batch   {}\n", batch_line(a, w, ctx));
+  if (!a.batch_source.empty() || batches) out += fmt::format("batch   {}\n", batch_line(a, w, ctx, batches));
   out += "\n";
   const StepSummary& b = w.before_summary;
   const StepSummary& f = w.after_summary;
@@ -155,27 +179,34 @@ void run_step(const StepCommandOptions& o) {
   const sim::MetadataCostModel metadata_cost = sim::load_metadata_cost();
   std::optional<validate::OpBytesRules> op_bytes;
   if (!o.op_bytes.empty()) op_bytes = validate::load_op_bytes(o.op_bytes);
-  const validate::StepWhatIf w =
-      validate::apply_step_edits(a, edits, {&ctx, policy, &metadata_cost, op_bytes ? &*op_bytes : nullptr});
+  std::optional<validate::StepBatches> batches;
+  if (!o.step_batches.empty()) batches = validate::load_step_batches(o.step_batches, ctx.batch);
+  const validate::StepWhatIf w = validate::apply_step_edits(
+      a, edits, {&ctx, policy, &metadata_cost, op_bytes ? &*op_bytes : nullptr, batches ? &*batches : nullptr});
   const validate::MetadataBuild build = validate::metadata_build(metadata_cost, policy, ctx);
   if (o.format == "text") {
-    write_stdout(text_report(a, w, ctx, build, o.steps));
+    write_stdout(text_report(a, w, ctx, batches ? &*batches : nullptr, build, o.steps));
   } else if (o.format == "json") {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t i = 0; i < w.before.size(); ++i)
-      steps.push_back({{"index", w.before[i].index},
-                       {"requests", w.step_requests[i]},
-                       {"batch_from_count", w.before[i].batch},
-                       {"measured_us", w.before[i].time_us()},
-                       {"edited_us", w.after[i].time_us()},
-                       {"kernels", w.before[i].kernels.size()},
-                       {"layers", w.before[i].layers()}});
+      steps.push_back(
+          {{"index", w.before[i].index},
+           {"requests", w.step_requests[i]},
+           {"kv_tokens",
+            batches ? nlohmann::json(batches->steps.at(static_cast<size_t>(w.before[i].index)).total_kv_tokens())
+                    : nlohmann::json()},
+           {"batch_from_count", w.before[i].batch},
+           {"measured_us", w.before[i].time_us()},
+           {"edited_us", w.after[i].time_us()},
+           {"kernels", w.before[i].kernels.size()},
+           {"layers", w.before[i].layers()}});
     nlohmann::json policy_changes = nlohmann::json::array();
     for (const validate::PolicyChangeFigures& c : w.policy_changes)
       policy_changes.push_back({{"edit", c.edit},
                                 {"ran_policy", c.ran_policy},
                                 {"next_policy", c.next_policy},
                                 {"requests", c.requests},
+                                {"batch", c.batch},
                                 {"ran_us", c.ran_us},
                                 {"next_us", c.next_us},
                                 {"ratio", c.ratio()},
@@ -207,6 +238,7 @@ void run_step(const StepCommandOptions& o) {
                               {"kernels", a.kernels},
                               {"unmarked_kernels", a.unmarked_kernels},
                               {"batch_source", a.batch_source},
+                              {"step_batches", batches ? nlohmann::json(batches->origin) : nlohmann::json()},
                               {"steps_with_batch", a.steps_with_batch},
                               {"batch_refused", a.batch_refused},
                               {"tokens_per_step", w.tokens_per_step},
@@ -254,6 +286,10 @@ void add_step_command(CLI::App& app) {
                   "JSON of the bytes each kernel reads and writes ({ops: [{match, read_bytes, written_bytes, "
                   "..._per_request}]}): fuse and remove edits then weigh what they change in L2 for the attention "
                   "after");
+  cmd->add_option("--step-batches", o->step_batches,
+                  "JSON of each step's batch as the server logged it ({steps: [{kv_lens: [...], qo_lens: [...]} or "
+                  "{requests, context}, ...]}, one per step of the trace, the skipped ones included): policy and "
+                  "metadata edits plan it in place of the flags' batch");
   o->policy_flag = cmd->add_option("--policy", o->policy,
                                    "the split policy that planned the traced MLA kernels (default: the scenario's "
                                    "policy A, else aiter-v1)");

@@ -1,10 +1,12 @@
 // Step name rules (validate::step_rules_from_json, data/step/*.json) and the classes they give a few kernel names;
 // the same text as a step edit (validate::parse_step_edit), the other way a user's regex reaches std::regex, and as
-// an op-bytes file (validate::op_bytes_from_json), whose bytes must come out finite and not negative.
+// an op-bytes file (validate::op_bytes_from_json), whose bytes must come out finite and not negative, and as a
+// step-batches file (validate::step_batches_from_json), whose every batch must pass DecodeBatch::validate.
 #include <cmath>
 
 #include "fuzz_contract.h"
 #include "mlasim/validate/op_bytes.h"
+#include "mlasim/validate/step_batches.h"
 #include "mlasim/validate/step_rules.h"
 #include "mlasim/validate/step_what_if.h"
 
@@ -34,6 +36,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzz::require(
             std::isfinite(b->read_mb) && std::isfinite(b->written_mb) && b->read_mb >= 0 && b->written_mb >= 0,
             "op bytes that are not finite and >= 0");
+  });
+  fuzz::expect_result_or_input_error([&] {
+    DecodeBatch flags = DecodeBatch::uniform(16, 4096);
+    flags.q_heads = 128;
+    flags.page_size = 64;
+    flags.kv_granularity = 64;
+    const validate::StepBatches batches = validate::step_batches_from_json(text, "fuzz.json", flags);
+    fuzz::require(!batches.steps.empty(), "step batches read without a step");
+    for (const DecodeBatch& b : batches.steps) {
+      try {
+        b.validate();
+      } catch (const InputError& e) {
+        fuzz::contract_violation(std::string("a step batch the reader let through: ") + e.what());
+      }
+      fuzz::require(b.size() <= validate::kMaxStepBatch && b.q_heads == 128 && b.page_size == 64,
+                    "a step batch past the launch grid's bound or off the flags' shape");
+    }
   });
   return 0;
 }

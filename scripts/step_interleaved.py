@@ -15,10 +15,16 @@ Variants (16 requests unless named otherwise):
   a<B>, b<B>
             policy A and policy B at batch B (--mixed-batches): with before and policy, the steps of a server whose
             batch changes from step to step
+  c<C>, d<C>
+            policy A and policy B at the batch's requests with C tokens of context each (--mixed-contexts): with
+            before and policy, the steps of a server whose contexts change from step to step at one request count,
+            which no launch grid tells apart
 
 One torch.profiler session records every cycle; each replay sits in a range named `decode_step <variant>`. The trace
 is then cut into one Chrome trace per variant (and mixed_a, mixed_b: the steps of a<B>/before and b<B>/policy in the
-order they ran), each with the host and device events inside its variant's ranges.
+order they ran; contexts_a, contexts_b: those of c<C>/before and d<C>/policy), each with the host and device events
+inside its variant's ranges. Each of contexts_a and contexts_b gets the batch every step ran, in the trace's order,
+as `mlasim step --step-batches` reads it (step_batches_contexts_a.json, step_batches_contexts_b.json).
 
   python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30] [--kv-per-layer] \
       [--heads 16|128]
@@ -75,6 +81,8 @@ def main():
     ap.add_argument("--gpu", default="h100")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--mixed-batches", default="8,32", help="the other batches of the mixed-batch steps")
+    ap.add_argument("--mixed-contexts", default="",
+                    help="the other contexts of the mixed-context steps (at --batch requests), e.g. 2048,8192")
     ap.add_argument("--context", type=int, default=4096)
     ap.add_argument("--page-size", type=int, default=64)
     ap.add_argument("--layers", type=int, default=8)
@@ -92,19 +100,27 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     lib = load_lib(a.lib)
 
-    def workload(batch):
-        return {"gpu": a.gpu, "batch": {"kind": "uniform", "count": batch, "context": a.context}, "qlen": 1,
-                "heads": a.heads, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": a.page_size}
+    def workload(batch, context=None):
+        return {"gpu": a.gpu, "batch": {"kind": "uniform", "count": batch, "context": context or a.context},
+                "qlen": 1, "heads": a.heads, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": a.page_size}
 
     mixed = [int(b) for b in a.mixed_batches.split(",") if b]
+    contexts = [int(c) for c in a.mixed_contexts.split(",") if c]
+    assert a.context not in contexts and len(set(contexts)) == len(contexts), "--mixed-contexts: other contexts"
     stacks = {b: Stack(b, a.context, a.layers, a.page_size, a.copy_mb, seed=b, heads=a.heads)
               for b in [a.batch] + mixed}
+    context_stacks = {c: Stack(a.batch, c, a.layers, a.page_size, a.copy_mb, seed=c, heads=a.heads)
+                      for c in contexts}
     check_kernels(stacks[a.batch])
     attention = {}
     for b in stacks:
         for p in [a.policy_a, a.policy_b] + (["fixed:splits=2", "fixed:splits=8"] if b == a.batch else []):
             attention[(b, p)] = ([Attention(lib, workload(b), p) for _ in range(a.layers)] if a.kv_per_layer
                                  else Attention(lib, workload(b), p))
+    for c in contexts:
+        for p in [a.policy_a, a.policy_b]:
+            attention[(a.batch, c, p)] = ([Attention(lib, workload(a.batch, c), p) for _ in range(a.layers)]
+                                          if a.kv_per_layer else Attention(lib, workload(a.batch, c), p))
     first = lambda att: att[0] if isinstance(att, list) else att
     s0 = stacks[a.batch]
     variants = {
@@ -118,6 +134,9 @@ def main():
     for b in mixed:
         variants[f"a{b}"] = (stacks[b], attention[(b, a.policy_a)], False, True)
         variants[f"b{b}"] = (stacks[b], attention[(b, a.policy_b)], False, True)
+    for c in contexts:
+        variants[f"c{c}"] = (context_stacks[c], attention[(a.batch, c, a.policy_a)], False, True)
+        variants[f"d{c}"] = (context_stacks[c], attention[(a.batch, c, a.policy_b)], False, True)
     graphs = {name: capture(lambda v=v: v[0].step(v[1], v[2], v[3]), warmup=3, replays=3)
               for name, v in variants.items()}
     names = list(graphs)
@@ -134,20 +153,39 @@ def main():
     if mixed:
         groups["mixed_a"] = [f"a{b}" for b in mixed] + ["before"]
         groups["mixed_b"] = [f"b{b}" for b in mixed] + ["policy"]
+    if contexts:
+        groups["contexts_a"] = [f"c{c}" for c in contexts] + ["before"]
+        groups["contexts_b"] = [f"d{c}" for c in contexts] + ["policy"]
     split, ranges = split_trace(trace, groups)
     # Every replay must be in the trace, inside its range: a lost range would bias its variant's mean.
     assert all(ranges.get(n) == a.cycles for n in names), f"decode_step ranges per variant: {ranges}"
+    # The batch each step of a mixed-context trace ran, in the order its step ranges lie in the trace.
+    context_of = {"before": a.context, "policy": a.context}
+    context_of.update({f"{x}{c}": c for c in contexts for x in "cd"})
+    for name in ("contexts_a", "contexts_b"):
+        if name not in split:
+            continue
+        steps = sorted((e["ts"], e["name"][len("decode_step "):]) for e in split[name]["traceEvents"]
+                       if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                       and e.get("name", "").startswith("decode_step "))
+        assert len(steps) == a.cycles * len(groups[name]), f"{name}: {len(steps)} step ranges"
+        with open(os.path.join(a.out, f"step_batches_{name}.json"), "w") as f:
+            json.dump({"description": f"the batch of each step of {name}.json.gz, in the trace's order "
+                                      f"(scripts/step_interleaved.py --mixed-contexts {a.mixed_contexts})",
+                       "steps": [{"requests": a.batch, "context": context_of[v]} for _, v in steps]}, f, indent=0)
     traces = []
     for name, t in split.items():
         out = os.path.join(a.out, name + ".json.gz")
         with gzip.open(out, "wt", compresslevel=9) as g:
             json.dump(t, g)
         traces.append(name + ".json.gz")
-    events = {"workload": workload(a.batch), "mixed_batches": mixed, "layers": a.layers, "cycles": a.cycles,
+    events = {"workload": workload(a.batch), "mixed_batches": mixed, "mixed_contexts": contexts,
+              "layers": a.layers, "cycles": a.cycles,
               "copy_mb": a.copy_mb, "policy_a": a.policy_a, "policy_b": a.policy_b,
               "groups": groups,
               "kv_per_layer": a.kv_per_layer,
-              "predicted_attention_us": {f"{b} {p}": first(att).predicted_us for (b, p), att in attention.items()},
+              "predicted_attention_us": {" ".join(str(k) for k in key): first(att).predicted_us
+                                         for key, att in attention.items()},
               "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "date": time.strftime("%Y-%m-%d"),
               "step_us_by_events": {n: statistics.median(v) for n, v in samples.items()},

@@ -6,7 +6,8 @@ by GPU, heads and batch (a batch past 16 runs the fused q prep's grid in two gro
   scripts/step_summary.py [DATA_DIR]          (default: data)
 
 The mixed-batch change is the one predicted from each step's own batch; its comparison row, every step at the
-flags' batch, is left out. Sequential runs (data/measurements/h100/step, step_copy*) have no mixed-batch steps and
+flags' batch, is left out, as is the mixed-context change's (every step at the flags' context, where the run's
+step_batches file gives each step its own). Sequential runs (data/measurements/h100/step, step_copy*) have no mixed-batch steps and
 are left out too. Last, how many policy edits' measured steps fall inside the band `mlasim step` predicts for
 them (predictions.json's band_us: the held-out ratio error of two plans, docs/step.md §3).
 """
@@ -16,7 +17,7 @@ import os
 import sys
 
 KINDS = [("fused", "fuse"), ("nocopy", "copy removal"), ("policy", "policy B"), ("splits2", "2 splits"),
-         ("mixed_b", "mixed batches")]
+         ("mixed_b", "mixed batches"), ("contexts_b", "mixed contexts")]
 TARGET_PCT = 5.0
 
 
@@ -42,7 +43,7 @@ def main():
         g = groups.setdefault(key, {"runs": 0, **{k: [0, 0] for k, _ in KINDS}})
         g["runs"] += 1
         for p in predictions:
-            if p.get("rules"):  # the comparison row without the steps' own batches
+            if p.get("rules") or "(" in p["change"]:  # the comparison rows without the steps' own batches
                 continue
             kind = p["after_trace"].split(".")[0]
             if kind in g:
@@ -60,7 +61,7 @@ def main():
         within = sum(g[k][0] for k, _ in KINDS)
         edits = sum(g[k][1] for k, _ in KINDS)
         total = [total[0] + within, total[1] + edits]
-        cells = " | ".join(f"{g[k][0]}/{g[k][1]}" for k, _ in KINDS)
+        cells = " | ".join(f"{g[k][0]}/{g[k][1]}" if g[k][1] else "-" for k, _ in KINDS)
         print(f"| {key[0].upper()} | {key[1]} | {key[2]} | {g['runs']} | {cells} | {within}/{edits} |")
     print(f"\n{total[0]} of {total[1]} edits within +-{TARGET_PCT:g} % of the measured change")
     # How often the measured step falls inside the policy edits' predicted 90 % band (the held-out ratio error).

@@ -26,7 +26,8 @@ def workload_args(events):
 
 
 def changes(events):
-    """(before, after, edit, what, rules) for each change the run measured."""
+    """(before, after, edit, what, how) for each change the run measured; `how`: None, "no-batch-from" (the rules
+    without batch_from) or "step-batches" (each step's batch from the run's step_batches_<before>.json)."""
     fuse = "fuse=q_prep:bytes={}:written={}".format(*qprep_bytes(events["workload"]["batch"]["count"],
                                                                events["workload"]["heads"]))
     out = [("before", "fused", fuse, "fuse the q prep (5 kernels) into one Triton kernel",
@@ -43,6 +44,13 @@ def changes(events):
                     None))
         out.append(("mixed_a", "mixed_b", f"policy={events['policy_b']}",
                     what + " (every step at the flags' batch, as without batch_from)", "no-batch-from"))
+    if events.get("mixed_contexts"):  # step_interleaved.py --mixed-contexts: steps of several contexts
+        contexts = "/".join(str(c) for c in sorted(events["mixed_contexts"] + [events["workload"]["batch"]["context"]]))
+        what = f"split policy {events['policy_a']} -> {events['policy_b']}, steps of context {contexts}"
+        out.append(("contexts_a", "contexts_b", f"policy={events['policy_b']}",
+                    what + " (each step's batch from --step-batches)", "step-batches"))
+        out.append(("contexts_a", "contexts_b", f"policy={events['policy_b']}",
+                    what + " (every step at the flags' context)", None))
     return out
 
 
@@ -68,9 +76,10 @@ def write_op_bytes(folder, events):
     return path
 
 
-def step(mlasim, trace, workload, edits=(), rules=None, ops=None):
+def step(mlasim, trace, workload, edits=(), rules=None, ops=None, batches=None):
     args = [mlasim, "step", "--trace", trace, *workload, "--format", "json"] + (["--rules", rules] if rules else [])
     args += ["--op-bytes", ops] if ops else []
+    args += ["--step-batches", batches] if batches else []
     for e in edits:
         args += ["--edit", e]
     return json.loads(subprocess.check_output(args)), args[1:]
@@ -91,11 +100,12 @@ def main():
     ops = write_op_bytes(folder, events)
     out, rows = [], []
     for r in rounds:
-        for base, name, edit, what, rules in changes(events):
-            rules_path = rules_without_batch_from(folder) if rules == "no-batch-from" else None
+        for base, name, edit, what, how in changes(events):
+            rules_path = rules_without_batch_from(folder) if how == "no-batch-from" else None
+            batches = os.path.join(folder, f"step_batches_{base}.json") if how == "step-batches" else None
             before_trace = trace_of(base, r)
             before = step(mlasim, before_trace, workload)[0]["measured"]["step_us"]
-            predicted, command = step(mlasim, before_trace, workload, [edit], rules_path, ops)
+            predicted, command = step(mlasim, before_trace, workload, [edit], rules_path, ops, batches)
             measured = step(mlasim, trace_of(name, r), workload)[0]["measured"]["step_us"]
             p, m = predicted["edited"]["step_us"], measured
             dp, dm = p / before - 1, m / before - 1
@@ -105,10 +115,15 @@ def main():
             if rules_path:
                 command = [c.replace(rules_path, os.path.relpath(rules_path)) for c in command]
                 name += " (no batch_from)"
+            if batches:
+                command = [c.replace(batches, os.path.relpath(batches)) for c in command]
+            elif base == "contexts_a":
+                name += " (flags' context)"
             out.append({"round": int(r), "change": name, "edit": edit, "workload": workload,
                         "before_trace": os.path.basename(before_trace),
                         "after_trace": os.path.basename(trace_of(name.split(" ")[0], r)),
                         "rules": os.path.basename(rules_path) if rules_path else None,
+                        "step_batches": os.path.basename(batches) if batches else None,
                         "op_bytes": os.path.basename(ops),
                         "command": "mlasim " + " ".join(command),
                         "before_us": before, "predicted_us": p, "measured_us": m,

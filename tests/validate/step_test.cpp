@@ -18,6 +18,7 @@
 #include "mlasim/validate/kernel_trace.h"
 #include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
+#include "mlasim/validate/step_batches.h"
 #include "mlasim/validate/step_rules.h"
 #include "mlasim/validate/step_what_if.h"
 #include "support/input_error_of.h"
@@ -672,6 +673,54 @@ TEST_F(StepEdits, APolicyEditPredictsEachStepAtItsOwnBatch) {
   EXPECT_DOUBLE_EQ(w.tokens_per_step, 20);  // steps of 8 and 32 tokens
   EXPECT_NE(w.notes[0].find("at batch 8:"), std::string::npos) << w.notes[0];
   EXPECT_NE(w.notes[0].find("at batch 32:"), std::string::npos) << w.notes[0];
+}
+
+// With each step's own batch from the user (--step-batches), a policy edit plans that batch, contexts and all, in
+// place of the flags' contexts at the launch grid's count; steps of equal batches share one plan; a uniform file
+// equal to the flags changes nothing; a file of another step count is refused.
+TEST_F(StepEdits, StepBatchesGiveEachStepItsOwnContexts) {
+  a = analyse(chrome_trace(4, 2, {8, 32}).dump());  // the grids say 8 and 32 requests; the file wins
+  const sim::WorkloadContext ctx = h100_context();
+  const StepBatches batches = step_batches_from_json(
+      R"({"steps": [{"requests": 8, "context": 2048}, {"requests": 8, "context": 8192},
+                    {"kv_lens": [1000, 9000, 4096]}, {"requests": 8, "context": 2048}]})",
+      "b.json", ctx.batch);
+  const auto ratio = [&](const DecodeBatch& b) {
+    sim::WorkloadContext c = ctx;
+    c.batch = b;
+    return device_us("fixed:splits=1", c) / device_us("aiter-v1", c);
+  };
+  const std::vector<StepEdit> edits = {parse_step_edit("policy=fixed:splits=1")};
+  const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, nullptr, &batches});
+  ASSERT_EQ(w.after.size(), 4u);
+  EXPECT_EQ(w.step_requests, (std::vector<int>{8, 8, 3, 8}));
+  for (size_t i = 0; i < 4; ++i) {
+    const auto c = w.after[i].class_us();
+    EXPECT_NEAR(c.at("mla_stage1") + c.at("mla_reduce"), 2 * 56.0 * ratio(batches.steps[i]), 1e-9) << i;
+  }
+  EXPECT_NE(ratio(batches.steps[0]), ratio(batches.steps[1]));
+  EXPECT_DOUBLE_EQ(w.tokens_per_step, (8 + 8 + 3 + 8) / 4.0);
+  // One figure per different batch, named by the first step that ran it.
+  ASSERT_EQ(w.policy_changes.size(), 3u);
+  EXPECT_EQ(w.policy_changes[0].batch, "step 0's batch (8 x 2048)");
+  EXPECT_EQ(w.policy_changes[2].batch, "step 2's batch (3 requests, 1000 to 9000 KV tokens)");
+  EXPECT_EQ(w.policy_changes[2].requests, 3);
+  EXPECT_NE(w.notes[0].find("at step 1's batch (8 x 8192):"), std::string::npos) << w.notes[0];
+  // The flags' batch in every entry: the what-if without the file.
+  const StepAnalysis plain = analyse(chrome_trace(3, 2).dump());
+  const StepBatches same = step_batches_from_json(
+      R"({"steps": [{"requests": 16, "context": 8192}, {"requests": 16, "context": 8192},
+                    {"requests": 16, "context": 8192}]})",
+      "s.json", ctx.batch);
+  const StepWhatIf with = apply_step_edits(plain, edits, {&ctx, "aiter-v1", nullptr, nullptr, &same});
+  const StepWhatIf without = apply_step_edits(plain, edits, {&ctx, "aiter-v1"});
+  EXPECT_DOUBLE_EQ(with.after_summary.time_us, without.after_summary.time_us);
+  EXPECT_EQ(with.notes, without.notes);
+  // One entry per step of the trace, the skipped ones included.
+  const auto e = input_error_of([&] { apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, nullptr, &same}); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "step-batches");
+  EXPECT_NE(std::string(e->what()).find("3 entries, where the trace has 4 steps"), std::string::npos) << e->what();
 }
 
 // A second policy edit scales against the policy the first left running: back to the policy that ran is the

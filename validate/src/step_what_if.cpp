@@ -369,17 +369,41 @@ int remove_kernels(DecodeStep& s, const StepSelector& match) {
   return static_cast<int>(before - s.kernels.size());
 }
 
-// The workload a step ran: the flags' workload, resized to the step's batch when the trace gives one (the flags'
-// requests repeated in order, or the first of them). A count of tokens becomes requests over the flags' query tokens
-// per request. A two-scope batch keeps its own size: its requests are scope streams of tokens, which a launch grid
-// does not count.
+// The workload a step ran: its entry of the step batches where the user gave them (--step-batches), else the flags'
+// workload, resized to the step's batch when the trace gives one (the flags' requests repeated in order, or the first
+// of them). A count of tokens becomes requests over the flags' query tokens per request. A two-scope batch keeps its
+// own size: its requests are scope streams of tokens, which a launch grid does not count.
 class StepWorkloads {
  public:
-  StepWorkloads(const sim::WorkloadContext& flags, bool counts_tokens, std::string source)
-      : flags_(flags), counts_tokens_(counts_tokens), source_(std::move(source)) {}
-  // Whether a step takes the flags' batch: the trace gives it none, or a two-scope batch keeps the flags'.
-  bool takes_flags_batch(const DecodeStep& s) const { return s.batch <= 0 || !flags_.batch.merge_token.empty(); }
+  StepWorkloads(const sim::WorkloadContext& flags, bool counts_tokens, std::string source, const StepBatches* batches)
+      : flags_(flags), counts_tokens_(counts_tokens), source_(std::move(source)), batches_(batches) {
+    if (!batches_) return;
+    // Steps of equal batches share a key: the first entry of that batch.
+    std::map<std::pair<std::vector<int>, std::vector<int>>, int> first;
+    for (size_t i = 0; i < batches_->steps.size(); ++i) {
+      const DecodeBatch& b = batches_->steps[i];
+      entry_key_.push_back(first.emplace(std::pair{b.kv_lens, b.qo_lens}, static_cast<int>(i)).first->second);
+    }
+  }
+  // Whether a step takes the flags' batch: neither the step batches nor the trace give it one, or a two-scope batch
+  // keeps the flags'.
+  bool takes_flags_batch(const DecodeStep& s) const {
+    return !batches_ && (s.batch <= 0 || !flags_.batch.merge_token.empty());
+  }
+  // Steps of one key run one workload: the key is the step's requests, or with step batches the first entry of its
+  // batch.
+  int key_of(const DecodeStep& s) const { return batches_ ? entry_key_.at(entry(s)) : requests_of(s); }
+  // The batch of `key` as an edit's line names it.
+  std::string batch_name(int key) const {
+    if (!batches_) return fmt::format("batch {}", key);
+    const DecodeBatch& b = batches_->steps.at(static_cast<size_t>(key));
+    const auto [shortest, longest] = std::minmax_element(b.kv_lens.begin(), b.kv_lens.end());
+    return *shortest == *longest
+               ? fmt::format("step {}'s batch ({} x {})", key, b.size(), *shortest)
+               : fmt::format("step {}'s batch ({} requests, {} to {} KV tokens)", key, b.size(), *shortest, *longest);
+  }
   int requests_of(const DecodeStep& s) const {
+    if (batches_) return batches_->steps.at(entry(s)).size();
     const int n = flags_.batch.size();
     if (takes_flags_batch(s)) return n;
     if (!counts_tokens_) return s.batch;
@@ -387,6 +411,16 @@ class StepWorkloads {
     return std::max(1, static_cast<int>(std::lround(s.batch / per_request)));
   }
   const sim::WorkloadContext& of(const DecodeStep& s) {
+    if (batches_) {
+      const int key = key_of(s);
+      auto it = resized_.find(key);
+      if (it == resized_.end()) {
+        sim::WorkloadContext c = flags_;
+        c.batch = batches_->steps[static_cast<size_t>(key)];
+        it = resized_.emplace(key, std::move(c)).first;
+      }
+      return it->second;
+    }
     const int requests = requests_of(s);
     if (requests == flags_.batch.size()) return flags_;
     auto it = resized_.find(requests);
@@ -398,6 +432,7 @@ class StepWorkloads {
     try {
       return sim::evaluate(spec, of(s));
     } catch (const InputError& e) {
+      if (batches_) bad_edit(edit, fmt::format("step {} at its batch in {}: {}", s.index, batches_->origin, e.what()));
       if (requests_of(s) == flags_.batch.size()) throw;
       bad_edit(edit, fmt::format("step {} at {} requests ({}): {}", s.index, requests_of(s), source_, e.what()));
     }
@@ -417,10 +452,13 @@ class StepWorkloads {
     cycle(c.batch.topk_lens);
     return c;
   }
+  size_t entry(const DecodeStep& s) const { return static_cast<size_t>(s.index); }  // checked against the trace
   const sim::WorkloadContext& flags_;
   bool counts_tokens_;
   std::string source_;
-  std::map<int, sim::WorkloadContext> resized_;
+  const StepBatches* batches_;
+  std::vector<int> entry_key_;                   // each step batch's key
+  std::map<int, sim::WorkloadContext> resized_;  // by key
 };
 
 // None where nothing will weigh them (neither L2 term measured, or no ops' bytes): weigh_prior_writes then only
@@ -512,10 +550,17 @@ RatioBand ratio_band(const Gpu& gpu, const sim::Metrics& a, const sim::Metrics& 
   return band;
 }
 
-// Why a workload's steps get no band whatever their plans: the sessions behind ratio_error ran one query token
-// per request. Empty: none.
-std::string no_band_for(const sim::WorkloadContext& workload) {
-  const int qlen = workload.batch.max_qo_len();
+// The shapes of the batches the steps ran, as the band's basis weighs them.
+struct StepShapes {
+  int max_qo_len = 1;   // query tokens per request, the most of any step
+  bool ragged = false;  // a step's requests differ in context
+  int page_size = 64;
+};
+
+// Why the steps get no band whatever their plans: the sessions behind ratio_error ran one query token per request.
+// Empty: none.
+std::string no_band_for(const StepShapes& shapes) {
+  const int qlen = shapes.max_qo_len;
   return qlen > 1 ? fmt::format(
                         "the ratio error of two plans was measured at one query token per request, and these "
                         "steps run up to {}",
@@ -529,10 +574,10 @@ std::string no_band_for(const sim::WorkloadContext& workload) {
 // Sets w.band_us and w.band_basis; `plans(step)` gives the step's two evaluations.
 template <typename Plans>
 void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::WorkloadContext& workload,
-                          const std::vector<double>& attention, Plans plans) {
+                          const StepShapes& shapes, const std::vector<double>& attention, Plans plans) {
   w.band_us.reset();
   w.band_per_step_us.assign(w.after.size(), 0.0);
-  w.band_basis = no_band_for(workload);
+  w.band_basis = no_band_for(shapes);
   if (!w.band_basis.empty()) return;
   std::set<std::string> classes;
   for (size_t i = 0; i < w.after.size(); ++i) {
@@ -559,9 +604,7 @@ void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::Workl
       "fit took as input on {} ({})",
       workload.gpu.name, fmt::join(classes, "; "));
   // Where the band is wider than said: the sessions ran uniform batches on pages of 64 (docs/step.md §3).
-  const std::vector<int>& lens = workload.batch.kv_lens;
-  const bool uniform = std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) == lens.end();
-  if (!uniform || workload.workload.page_size != 64)
+  if (shapes.ragged || shapes.page_size != 64)
     w.band_basis += "; measured on uniform batches on pages of 64, and wider at this shape (docs/step.md §3)";
   if (flags_batch_steps > 0)
     w.band_basis += fmt::format("; {} of {} steps take the flags' batch, which the band takes to be theirs",
@@ -647,14 +690,32 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   w.before = analysis.steps;
   w.after = analysis.steps;
   std::optional<StepWorkloads> workloads;
-  int flags_batch_steps = 0;  // steps whose batch the trace does not give (they take the flags')
+  int flags_batch_steps = 0;   // steps whose batch the trace does not give (they take the flags')
+  std::vector<int> batch_key;  // each step's batch (StepWorkloads::key_of): the plans' caches go by it
+  StepShapes shapes;
+  if (context.step_batches) {
+    if (!context.workload) throw InputError("step-batches", "needs the step's workload (GPU, heads, dtypes)");
+    const size_t entries = context.step_batches->steps.size();
+    if (entries != static_cast<size_t>(analysis.total_steps))
+      throw InputError("step-batches",
+                       fmt::format("{}: {} entries, where the trace has {} step{} (one entry per step, in order, the "
+                                   "skipped ones included)",
+                                   context.step_batches->origin, entries, analysis.total_steps,
+                                   analysis.total_steps == 1 ? "" : "s"));
+  }
   if (context.workload) {
-    workloads.emplace(*context.workload, analysis.batch_counts_tokens, analysis.batch_source);
+    workloads.emplace(*context.workload, analysis.batch_counts_tokens, analysis.batch_source, context.step_batches);
     for (const DecodeStep& s : w.before) {
       w.step_requests.push_back(workloads->requests_of(s));
+      batch_key.push_back(workloads->key_of(s));
       flags_batch_steps += workloads->takes_flags_batch(s);
-      w.tokens_per_step += static_cast<double>(workloads->of(s).batch.total_qo_tokens());
+      const DecodeBatch& b = workloads->of(s).batch;
+      w.tokens_per_step += static_cast<double>(b.total_qo_tokens());
+      shapes.max_qo_len = std::max(shapes.max_qo_len, b.max_qo_len());
+      shapes.ragged = shapes.ragged ||
+                      std::adjacent_find(b.kv_lens.begin(), b.kv_lens.end(), std::not_equal_to<>()) != b.kv_lens.end();
     }
+    shapes.page_size = context.workload->batch.page_size;
     w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
@@ -670,10 +731,9 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   // Each policy's plan for each batch the steps ran, made once.
   std::map<std::pair<int, std::string>, sim::Evaluation> plan_cache;
   const auto plan_of = [&](const std::string& policy, size_t step, const std::string& edit) -> const sim::Evaluation& {
-    auto it = plan_cache.find({w.step_requests[step], policy});
+    auto it = plan_cache.find({batch_key[step], policy});
     if (it == plan_cache.end())
-      it = plan_cache
-               .emplace(std::pair{w.step_requests[step], policy}, workloads->evaluate(policy, w.before[step], edit))
+      it = plan_cache.emplace(std::pair{batch_key[step], policy}, workloads->evaluate(policy, w.before[step], edit))
                .first;
     return it->second;
   };
@@ -706,7 +766,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   const auto writeback_under = [&](const std::string& policy) -> WritebackCost {
     return [&, policy](size_t step, double dirty_mb) {
       if (!l2.writeback.known() || dirty_mb <= 0 || !workloads) return 0.0;
-      const std::tuple key{w.step_requests[step], policy, std::llround(dirty_mb * 1e3)};
+      const std::tuple key{batch_key[step], policy, std::llround(dirty_mb * 1e3)};
       auto it = writebacks.find(key);
       if (it == writebacks.end()) {
         const sim::WorkloadContext& ctx = workloads->of(w.before[step]);
@@ -738,7 +798,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                          why_not);
     const PriorWritesChange c =
         apply_prior_writes(w.after, prior_ran, l2, 0.0, writeback_under(running), writeback_under(next_policy),
-                           [&](size_t i) { return by_batch.at(w.step_requests[i]).ratio(); });
+                           [&](size_t i) { return by_batch.at(batch_key[i]).ratio(); });
     const double steps = static_cast<double>(w.after.size());
     std::string out;
     if (c.changed > 0) {
@@ -767,13 +827,15 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       const sim::L2Carry carry = sim::l2_carry_of(context.workload->params);  // resized batches keep the params
       int layers = 0, followers = 0;
       const auto prior_ran = prior_before(e.text);
+      std::map<int, int> requests_of_batch;  // by key
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
-        auto c = by_batch.find(requests);
+        auto c = by_batch.find(batch_key[i]);
         if (c == by_batch.end()) {
+          requests_of_batch[batch_key[i]] = requests;
           c = by_batch
-                  .emplace(requests, policy_change(plan_of(running, i, e.text), plan_of(e.policy, i, e.text),
-                                                   workloads->of(w.before[i]), carry))
+                  .emplace(batch_key[i], policy_change(plan_of(running, i, e.text), plan_of(e.policy, i, e.text),
+                                                       workloads->of(w.before[i]), carry))
                   .first;
           if (c->second.ran_us <= 0 || c->second.next_us <= 0)
             bad_edit(e.text, fmt::format("a plan with no kernel time beyond the event timing's overhead (kernel_us "
@@ -793,17 +855,21 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                                    context.workload->gpu.name));
       std::string sep;
       const size_t first_figure = w.policy_changes.size();
-      for (const auto& [requests, c] : by_batch) {
+      std::vector<int> figure_keys;  // the key of each figure this edit adds
+      for (const auto& [key, c] : by_batch) {
+        const std::string batch = workloads->batch_name(key);
         did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
-                           by_batch.size() > 1 ? fmt::format(" at batch {}:", requests) : std::string(), c.ran_us,
-                           running, c.next_us, e.policy, c.ratio());
+                           by_batch.size() > 1 ? fmt::format(" at {}:", batch) : std::string(), c.ran_us, running,
+                           c.next_us, e.policy, c.ratio());
         if (carry.known())
           did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
                              c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
         sep = ";";
-        w.policy_changes.push_back({e.text, running, e.policy, requests, c.ran_us, c.next_us, carry.known(),
-                                    c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.dirty_ran.reread_missed_mb,
-                                    c.dirty_next.reread_missed_mb, c.carry_us, "", 0.0, 0});
+        w.policy_changes.push_back({e.text, running, e.policy, requests_of_batch.at(key), batch, c.ran_us, c.next_us,
+                                    carry.known(), c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb,
+                                    c.dirty_ran.reread_missed_mb, c.dirty_next.reread_missed_mb, c.carry_us, "", 0.0,
+                                    0});
+        figure_keys.push_back(key);
       }
       if (!carry.known())
         did += fmt::format("; no L2 carry-over measured on {}: the kernel after attention keeps its time",
@@ -813,11 +879,11 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       attention_bytes_from(e.policy, e.text);  // the kernels now run the new plan, a predicted reduce among them
       did += weigh_policy_writeback(e.policy, by_batch, prior_ran);
       // The edit's figures: its two plans' ratio error, for tools and its line (each class once).
-      const std::string no_band = no_band_for(*context.workload);
+      const std::string no_band = no_band_for(shapes);
       std::set<std::string> ratio_lines;
       for (size_t k = first_figure; k < w.policy_changes.size(); ++k) {
         PolicyChangeFigures& f = w.policy_changes[k];
-        const PolicyChange& c = by_batch.at(f.requests);
+        const PolicyChange& c = by_batch.at(figure_keys[k - first_figure]);
         const RatioBand r = ratio_band(context.workload->gpu, c.ran, c.next);
         const bool banded = no_band.empty() && !c.same;
         f.kernel_class = r.kernel_class;
@@ -848,11 +914,11 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         bad_edit(e.text, err.message());
       }
       double traced = 0, built = 0;
-      std::map<int, sim::Evaluation> plans;  // by the step's requests
+      std::map<int, sim::Evaluation> plans;  // by the step's batch
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
-        auto p = plans.find(requests);
-        if (p == plans.end()) p = plans.emplace(requests, workloads->evaluate(running, w.before[i], e.text)).first;
+        auto p = plans.find(batch_key[i]);
+        if (p == plans.end()) p = plans.emplace(batch_key[i], workloads->evaluate(running, w.before[i], e.text)).first;
         const double us = sim::metadata_us(*impl, *p->second.plan);
         traced += w.after[i].class_us().at("metadata");
         built += us;
@@ -951,7 +1017,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   w.before_summary = summarize(w.before);
   w.after_summary = summarize(w.after);
   if (!w.policy_changes.empty())  // a policy edit ran
-    band_of_policy_edits(w, flags_batch_steps, *context.workload, policy_attention, [&](size_t i) {
+    band_of_policy_edits(w, flags_batch_steps, *context.workload, shapes, policy_attention, [&](size_t i) {
       return std::pair{&plan_of(context.ran_policy, i, "band"), &plan_of(running, i, "band")};
     });
   w.other_edits =

@@ -33,6 +33,7 @@
 #include "mlasim/sim/metadata_cost.h"
 #include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
+#include "mlasim/validate/step_batches.h"
 
 namespace mlasim::validate {
 
@@ -55,6 +56,9 @@ struct WhatIfContext {
   std::string ran_policy = "aiter-v1";                    // the policy that planned the traced MLA kernels
   const sim::MetadataCostModel* metadata_cost = nullptr;  // metadata= edits: the planners' costs
   const OpBytesRules* op_bytes = nullptr;                 // fuse= and remove= edits: the ops' bytes (--op-bytes)
+  // Each step's own batch (--step-batches), one per step of the trace: policy and metadata edits plan it in place of
+  // the batch the flags and the launch grids give.
+  const StepBatches* step_batches = nullptr;
 };
 
 // The metadata build of a policy's plan for the step's batch, by every implementation the model knows.
@@ -69,7 +73,8 @@ MetadataBuild metadata_build(const sim::MetadataCostModel& model, const std::str
 // What a policy edit predicted for one batch the steps ran: the figures its note gives, for tools to read.
 struct PolicyChangeFigures {
   std::string edit, ran_policy, next_policy;  // the edit as given; the policy the steps ran; the one it puts in
-  int requests = 0;                           // the batch
+  int requests = 0;                           // the batch's requests
+  std::string batch;                          // the batch, as the edit's line names it ("16 requests", ...)
   double ran_us = 0, next_us = 0;             // each plan's kernels as a trace times them
   double ratio() const { return ran_us > 0 ? next_us / ran_us : 0.0; }
   bool carry_known = false;  // whether the profile measured the L2 carry-over (else the next figures are 0)

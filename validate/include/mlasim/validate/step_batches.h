@@ -1,0 +1,32 @@
+#pragma once
+// Each decode step's own batch, as a serving engine logs it, for `mlasim step --step-batches FILE`: a trace's launch
+// grids give a step's request count at most, never its requests' context lengths, and a policy edit's plans depend
+// on both. One entry per step of the trace, in order, the skipped ones included:
+//
+//   {"description": "...",
+//    "steps": [{"kv_lens": [4100, 517, 9000]},               // KV tokens per request
+//              {"kv_lens": [4101, 518], "qo_lens": [1, 2]},  // and query tokens (default: the flags' per request)
+//              {"requests": 16, "context": 4096}]}           // a uniform batch
+//
+// An entry replaces the flags' requests, KV and query lengths; heads, dtypes, page size and granule stay the flags'.
+// Dense batches only: a sparse or two-scope batch's rows per request come from the flags.
+#include <string>
+#include <vector>
+
+#include "mlasim/model/decode_batch.h"
+
+namespace mlasim::validate {
+
+struct StepBatches {
+  std::string origin;  // the file
+  std::string description;
+  std::vector<DecodeBatch> steps;  // by the step's index in the trace
+};
+
+// Parses step-batches JSON against the flags' batch `flags`; errors are InputError("step-batches",
+// "ORIGIN: steps[3].kv_lens: ...").
+StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags);
+// The same, from a file.
+StepBatches load_step_batches(const std::string& path, const DecodeBatch& flags);
+
+}  // namespace mlasim::validate

@@ -1,0 +1,83 @@
+#include "mlasim/validate/step_batches.h"
+
+#include "mlasim/model/input_error.h"
+#include "mlasim/model/json_fields.h"
+#include "mlasim/model/text_file.h"
+#include "mlasim/validate/step_analysis.h"
+
+namespace mlasim::validate {
+namespace {
+
+constexpr int kMaxTokens = 1 << 30;  // per request; DecodeBatch::validate bounds the batch's total
+
+DecodeBatch step_batch(const nlohmann::json& j, const std::string& where, const DecodeBatch& flags) {
+  if (!j.is_object()) throw InputError(where, "must be an object {kv_lens: [...]} or {requests, context}");
+  const JsonFields f(j, where, {"kv_lens", "qo_lens", "requests", "context"}, "step-batches entry field");
+  DecodeBatch b = flags;
+  const auto max_requests = static_cast<size_t>(kMaxStepBatch);
+  if (f.has("kv_lens")) {
+    if (f.has("requests") || f.has("context"))
+      throw InputError(where, "give kv_lens, or requests and context, not both");
+    b.kv_lens = f.integers("kv_lens", 1, kMaxTokens, max_requests);
+  } else if (f.has("requests") || f.has("context")) {
+    const int requests = f.integer("requests", 0, 1, static_cast<int>(kMaxStepBatch));
+    const int context = f.integer("context", 0, 1, kMaxTokens);
+    if (requests == 0 || context == 0) throw InputError(where, "requests and context go together");
+    b.kv_lens.assign(static_cast<size_t>(requests), context);
+  } else {
+    throw InputError(where, "needs kv_lens, or requests and context");
+  }
+  if (f.has("qo_lens")) {
+    b.qo_lens = f.integers("qo_lens", 1, kMaxTokens, max_requests);
+  } else {
+    const int qlen = flags.uniform_qo_len();
+    if (qlen < 1) throw InputError(f.name("qo_lens"), "is needed: the flags' query tokens differ per request");
+    b.qo_lens.assign(b.kv_lens.size(), qlen);
+  }
+  try {
+    b.validate();
+  } catch (const InputError& e) {
+    throw InputError(where + "." + e.field(), e.message());
+  }
+  return b;
+}
+
+StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, const DecodeBatch& flags) {
+  if (!j.is_object()) throw InputError("step-batches", "must be an object {description, steps: [...]}");
+  if (flags.is_sparse() || !flags.merge_token.empty())
+    throw InputError("step-batches",
+                     "is for dense batches; a sparse or two-scope batch takes its rows per request from the flags");
+  const JsonFields top(j, "", {"description", "steps"}, "step-batches field");
+  StepBatches out;
+  out.origin = origin;
+  out.description = top.text("description", "");
+  const nlohmann::json& steps = top.at("steps");
+  if (!steps.is_array() || steps.empty())
+    throw InputError("steps", "must be a non-empty list, one batch per step of the trace");
+  out.steps.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i)
+    out.steps.push_back(step_batch(steps[i], "steps[" + std::to_string(i) + "]", flags));
+  return out;
+}
+
+}  // namespace
+
+StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("step-batches", origin + ": is not valid JSON (" + e.what() + ")");
+  }
+  try {
+    return step_batches_of(j, origin, flags);
+  } catch (const InputError& e) {
+    throw InputError("step-batches", origin + ": " + e.what());
+  }
+}
+
+StepBatches load_step_batches(const std::string& path, const DecodeBatch& flags) {
+  return step_batches_from_json(read_text_file(path, "step-batches"), path, flags);
+}
+
+}  // namespace mlasim::validate
