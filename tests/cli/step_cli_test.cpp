@@ -92,7 +92,10 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_band/b28_ctx2048",
                                                    "h200/step_band/h16_b24_ctx4096",
                                                    "h200/step_band/h16_b72_ctx2048",
-                                                   "h200/step_band/h16_b104_ctx4096"};
+                                                   "h200/step_band/h16_b104_ctx4096",
+                                                   "h200/step_contexts/b16_ctx4096",
+                                                   "h200/step_contexts/b8_ctx8192",
+                                                   "h200/step_contexts/h16_b48_ctx4096"};
   return folders;
 }
 
@@ -112,8 +115,11 @@ TEST_P(CommittedStepPredictions, TheTracesGiveThem) {
     const std::string rules = p["rules"].is_null() ? "" : " --rules " + dir + p["rules"].get<std::string>();
     const std::string ops =
         p.value("op_bytes", std::string()).empty() ? "" : " --op-bytes " + dir + p["op_bytes"].get<std::string>();
+    const std::string batches = p.value("step_batches", nlohmann::json()).is_null()
+                                    ? ""
+                                    : " --step-batches " + dir + p["step_batches"].get<std::string>();
     const nlohmann::json j = step_json("--trace " + dir + p["before_trace"].get<std::string>() + workload + rules +
-                                       ops + " --edit " + p["edit"].get<std::string>());
+                                       ops + batches + " --edit " + p["edit"].get<std::string>());
     EXPECT_NEAR(j["measured"]["step_us"].get<double>(), p["before_us"].get<double>(), 1e-6) << p["edit"];
     EXPECT_NEAR(j["edited"]["step_us"].get<double>(), p["predicted_us"].get<double>(), 1e-6) << p["change"];
     if (p.contains("band_us") && !p["band_us"].is_null())
@@ -124,7 +130,8 @@ TEST_P(CommittedStepPredictions, TheTracesGiveThem) {
     EXPECT_NEAR(after["measured"]["step_us"].get<double>(), p["measured_us"].get<double>(), 1e-6) << p["change"];
     ++checked;
   }
-  EXPECT_EQ(checked, 6);
+  // Runs with steps of several contexts (step_interleaved.py --mixed-contexts) predict that change twice more.
+  EXPECT_EQ(checked, std::filesystem::exists(dir + "contexts_a.json.gz") ? 8 : 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(StepCli, CommittedStepPredictions, ::testing::ValuesIn(step_folders()),
@@ -143,6 +150,35 @@ TEST(StepCli, EveryCommittedPredictionsFileIsChecked) {
     if (entry.path().filename() == "predictions.json")
       committed.insert(std::filesystem::relative(entry.path().parent_path(), root).generic_string());
   EXPECT_EQ(committed, std::set<std::string>(step_folders().begin(), step_folders().end()));
+}
+
+// Steps of one request count and three contexts: the launch grids cannot tell them apart, the run's step-batches
+// file gives each its own, and the report says where the batches came from.
+TEST(StepCli, StepBatchesGiveEachStepItsContextsAndTheReportSaysSo) {
+  const std::string dir = std::string(MLASIM_DATA_DIR) + "/measurements/h200/step_contexts/b16_ctx4096/";
+  const std::string args = "--trace " + dir +
+                           "contexts_a.json.gz --gpu h200 --batch 16 --context 4096 --heads 128 --q-dtype bf16 "
+                           "--kv-dtype bf16 --page-size 64 --edit policy=fixed:splits=4 --step-batches " +
+                           dir + "step_batches_contexts_a.json";
+  const nlohmann::json j = step_json(args);
+  EXPECT_EQ(j["step_batches"], dir + "step_batches_contexts_a.json");
+  std::map<long long, int> tokens;
+  for (const auto& s : j["steps"]) {
+    EXPECT_EQ(s["requests"], 16);
+    ++tokens[s["kv_tokens"].get<long long>()];
+  }
+  EXPECT_EQ(tokens, (std::map<long long, int>{{16 * 2048, 50}, {16 * 4096, 50}, {16 * 8192, 50}}));
+  ASSERT_EQ(j["policy_changes"].size(), 3u);  // one per context
+  std::set<std::string> batches;
+  for (const auto& c : j["policy_changes"]) batches.insert(c["batch"].get<std::string>());
+  EXPECT_EQ(batches.size(), 3u);
+  const CliResult text = run_cli("step " + args);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("batch   each step's own from " + dir +
+                          "step_batches_contexts_a.json: 3 batches over 150 steps, 16 requests of 2048 to 8192 KV "
+                          "tokens"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST(StepCli, EachStepsBatchComesFromItsTraceAndTheReportSaysSo) {

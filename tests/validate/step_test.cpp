@@ -706,6 +706,13 @@ TEST_F(StepEdits, StepBatchesGiveEachStepItsOwnContexts) {
   EXPECT_EQ(w.policy_changes[2].batch, "step 2's batch (3 requests, 1000 to 9000 KV tokens)");
   EXPECT_EQ(w.policy_changes[2].requests, 3);
   EXPECT_NE(w.notes[0].find("at step 1's batch (8 x 8192):"), std::string::npos) << w.notes[0];
+  // The band's basis: a ragged step is wider than the sessions measured; without the file the contexts are the flags'.
+  EXPECT_NE(w.band_basis.find("measured on uniform batches"), std::string::npos) << w.band_basis;
+  EXPECT_EQ(w.band_basis.find("contexts are the flags'"), std::string::npos) << w.band_basis;
+  const StepWhatIf grid_only = apply({"policy=fixed:splits=1"}, &ctx, "aiter-v1");
+  EXPECT_NE(grid_only.band_basis.find("the steps' contexts are the flags', which the band takes to be theirs"),
+            std::string::npos)
+      << grid_only.band_basis;
   // The flags' batch in every entry: the what-if without the file.
   const StepAnalysis plain = analyse(chrome_trace(3, 2).dump());
   const StepBatches same = step_batches_from_json(

@@ -555,6 +555,7 @@ struct StepShapes {
   int max_qo_len = 1;   // query tokens per request, the most of any step
   bool ragged = false;  // a step's requests differ in context
   int page_size = 64;
+  bool contexts_from_flags = true;  // no step batches: every step's contexts are the flags'
 };
 
 // Why the steps get no band whatever their plans: the sessions behind ratio_error ran one query token per request.
@@ -609,6 +610,10 @@ void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::Workl
   if (flags_batch_steps > 0)
     w.band_basis += fmt::format("; {} of {} steps take the flags' batch, which the band takes to be theirs",
                                 flags_batch_steps, w.after.size());
+  else if (shapes.contexts_from_flags)
+    w.band_basis +=
+        "; the steps' contexts are the flags', which the band takes to be theirs (--step-batches gives "
+        "each step its own)";
 }
 
 }  // namespace
@@ -716,6 +721,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                       std::adjacent_find(b.kv_lens.begin(), b.kv_lens.end(), std::not_equal_to<>()) != b.kv_lens.end();
     }
     shapes.page_size = context.workload->batch.page_size;
+    shapes.contexts_from_flags = context.step_batches == nullptr;
     w.tokens_per_step /= static_cast<double>(std::max<size_t>(1, w.before.size()));
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
