@@ -10,6 +10,7 @@
 #include "mlasim/validate/kernel_trace.h"
 #include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
+#include "mlasim/validate/step_batches.h"
 #include "mlasim/validate/step_what_if.h"
 
 namespace mlasim::validate {
@@ -96,6 +97,39 @@ void BM_StepTenThousandKernelsWithOpBytes(benchmark::State& state) {
   state.counters["kernels"] = 10000;
 }
 BENCHMARK(BM_StepTenThousandKernelsWithOpBytes)->Unit(benchmark::kMillisecond);
+
+// The same with each step's own batch (mlasim step --step-batches), as a server's log gives it: 16 requests of
+// different contexts that each grow by a token per step, so every one of the 100 steps is a batch of its own, planned
+// under both policies and played for its write-back.
+void BM_StepTenThousandKernelsWithStepBatches(benchmark::State& state) {
+  const std::string text = trace_of(100, 10);
+  const StepRules rules = load_step_rules("mlasim-torch");
+  const std::vector<StepEdit> edits = {parse_step_edit("fuse=q_prep:bytes=18743296:written=1179648"),
+                                       parse_step_edit("remove=copy"), parse_step_edit("policy=fixed:splits=4"),
+                                       parse_step_edit("gaps=1")};
+  sim::Workload workload;
+  workload.gpu = "h100";
+  workload.batch = sim::BatchSpec::uniform(16, 4096);
+  workload.heads = 128;
+  const sim::WorkloadContext ctx = sim::resolve(workload);
+  const OpBytesRules bytes = load_op_bytes(data_dir() + "/measurements/h100/step_interleaved/run1/op_bytes.json");
+  nlohmann::json steps = nlohmann::json::array();
+  for (int s = 0; s < 100; ++s) {
+    nlohmann::json kv = nlohmann::json::array();
+    for (int r = 0; r < 16; ++r) kv.push_back(1000 + 937 * r + s);
+    steps.push_back({{"kv_lens", kv}});
+  }
+  const StepBatches batches = step_batches_from_json(nlohmann::json{{"steps", steps}}.dump(), "bench", ctx.batch);
+  for (auto _ : state) {
+    const KernelTrace trace = parse_kernel_trace(text, "bench");
+    const StepAnalysis a = analyse_steps(trace, rules, {});
+    const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes, &batches});
+    benchmark::DoNotOptimize(w.after_summary.time_us);
+  }
+  state.counters["kernels"] = 10000;
+  state.counters["batches"] = 100;
+}
+BENCHMARK(BM_StepTenThousandKernelsWithStepBatches)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace mlasim::validate

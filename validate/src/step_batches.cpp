@@ -43,10 +43,6 @@ DecodeBatch step_batch(const nlohmann::json& j, const std::string& where, const 
 }
 
 StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, const DecodeBatch& flags) {
-  if (!j.is_object()) throw InputError("step-batches", "must be an object {description, steps: [...]}");
-  if (flags.is_sparse() || !flags.merge_token.empty())
-    throw InputError("step-batches",
-                     "is for dense batches; a sparse or two-scope batch takes its rows per request from the flags");
   const JsonFields top(j, "", {"description", "steps"}, "step-batches field");
   StepBatches out;
   out.origin = origin;
@@ -63,12 +59,17 @@ StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, 
 }  // namespace
 
 StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags) {
+  if (flags.is_sparse() || !flags.merge_token.empty())
+    throw InputError("step-batches", origin +
+                                         ": is for dense batches; a sparse or two-scope batch takes its rows per "
+                                         "request from the flags");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError("step-batches", origin + ": is not valid JSON (" + e.what() + ")");
   }
+  if (!j.is_object()) throw InputError("step-batches", origin + ": must be an object {description, steps: [...]}");
   try {
     return step_batches_of(j, origin, flags);
   } catch (const InputError& e) {
