@@ -100,6 +100,9 @@ int main(int argc, char** argv) {
   std::string step_op_bytes;
   cli.add_option("--op-bytes", step_op_bytes,
                  "with --step: the bytes each kernel reads and writes, as mlasim step --op-bytes takes them");
+  std::string step_batches;
+  cli.add_option("--step-batches", step_batches,
+                 "with --step: each step's batch, as mlasim step --step-batches takes it");
   std::vector<std::string> measurements;
   std::string gpu = "h100";
   std::string out_dir;
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
       for (const std::string& e : step_edits) edits += QString::fromStdString(e) + QLatin1Char(' ');
       if (!window.open_step_trace(QString::fromStdString(open_step)) ||
           !window.step_view()->set_op_bytes(QString::fromStdString(step_op_bytes)) ||
+          !window.step_view()->set_step_batches(QString::fromStdString(step_batches)) ||
           !window.step_view()->set_edits(edits.trimmed())) {
         std::cerr << "mlasim-gui: error: " << window.step_view()->last_error().toStdString() << "\n";
         return 2;

@@ -13,6 +13,7 @@
 
 #include "mlasim/gui/step_picture.h"
 #include "mlasim/model/input_error.h"
+#include "mlasim/model/text_file.h"
 #include "mlasim/validate/kernel_trace.h"
 #include "mlasim/validate/step_rules.h"
 
@@ -31,6 +32,11 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
       tr("the bytes each kernel reads and writes (mlasim step --op-bytes): fuse and remove edits "
          "then weigh what they change in L2 for the attention after them"));
   op_bytes_label_ = new QLabel(tr("op bytes: none"));
+  auto* open_batches = new QPushButton(tr("Step batches..."));
+  open_batches->setToolTip(
+      tr("each step's batch as the server logged it (mlasim step --step-batches): policy and metadata edits plan it "
+         "in place of the workload's contexts"));
+  step_batches_label_ = new QLabel(tr("step batches: none"));
   summary_label_ = new QLabel;
   summary_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   error_label_ = new QLabel;
@@ -52,6 +58,8 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
   edit_row->addWidget(apply);
   edit_row->addWidget(open_bytes);
   edit_row->addWidget(op_bytes_label_);
+  edit_row->addWidget(open_batches);
+  edit_row->addWidget(step_batches_label_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(edit_row);
@@ -65,6 +73,11 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open op bytes"), QString(), tr("Op bytes (*.json);;All files (*)"));
     if (!path.isEmpty()) set_op_bytes(path);
+  });
+  connect(open_batches, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open step batches"), QString(),
+                                                      tr("Step batches (*.json);;All files (*)"));
+    if (!path.isEmpty()) set_step_batches(path);
   });
   connect(edits_, &QLineEdit::returnPressed, this, [this] { set_edits(edits_->text()); });
 }
@@ -145,12 +158,41 @@ bool StepView::set_op_bytes(const QString& path) {
   return true;
 }
 
+bool StepView::set_step_batches(const QString& path) {
+  std::string text;
+  try {
+    if (!path.isEmpty()) text = read_text_file(path.toStdString(), "step-batches");
+  } catch (const InputError& e) {
+    return show_error(e);
+  }
+  QString kept_path = path;
+  std::swap(step_batches_path_, kept_path);
+  std::swap(step_batches_text_, text);
+  if (!update()) {
+    std::swap(step_batches_path_, kept_path);
+    std::swap(step_batches_text_, text);
+    return false;
+  }
+  step_batches_label_->setText(path.isEmpty() ? tr("step batches: none")
+                                              : tr("step batches: %1").arg(QFileInfo(path).fileName()));
+  return true;
+}
+
 bool StepView::update() {
   if (!analysis_) return true;
   try {
     if (!metadata_cost_) metadata_cost_ = sim::load_metadata_cost();
-    validate::StepWhatIf w = validate::apply_step_edits(
-        *analysis_, edits_parsed_, {workload_.get(), ran_policy_, &*metadata_cost_, op_bytes_ ? &*op_bytes_ : nullptr});
+    // The file read against the workload as it is now: its entries keep the workload's heads and dtypes.
+    std::optional<validate::StepBatches> batches;
+    if (!step_batches_text_.empty()) {
+      if (!workload_) throw InputError("step-batches", "needs the step's workload");
+      batches =
+          validate::step_batches_from_json(step_batches_text_, step_batches_path_.toStdString(), workload_->batch);
+    }
+    validate::StepWhatIf w =
+        validate::apply_step_edits(*analysis_, edits_parsed_,
+                                   {workload_.get(), ran_policy_, &*metadata_cost_, op_bytes_ ? &*op_bytes_ : nullptr,
+                                    batches ? &*batches : nullptr});
     what_if_ = std::move(w);
   } catch (const InputError& e) {
     return show_error(e);

@@ -1,6 +1,8 @@
 // The Step tab: a committed decode-step trace opened in the explorer, its batch the explorer's workload and the
 // policy that ran policy A; edits typed above it give the same step `mlasim step` gives, drawn as two lanes.
+#include <QFile>
 #include <QLabel>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "gui_test_support.h"
@@ -100,6 +102,45 @@ class StepTabTest : public QObject {
     QVERIFY(std::abs(view->what_if()->after_summary.time_us - 1702.57) < 0.01);
     QVERIFY(view->set_op_bytes(QString()));
     QCOMPARE(view->what_if()->after_summary.time_us, without);
+  }
+
+  void step_batches_give_each_step_its_contexts_as_mlasim_step_does() {
+    QVERIFY(window_->open_step_trace(kTrace));
+    StepView* view = window_->step_view();
+    QVERIFY(view->set_edits(QStringLiteral("policy=fixed:splits=4")));
+    const double at_4096 = view->what_if()->after_summary.time_us;
+    sim::Scenario s = window_->scenario();
+    s.workload.batch = sim::BatchSpec::uniform(16, 8192);
+    window_->set_scenario(s);
+    const double at_8192 = view->what_if()->after_summary.time_us;
+    s.workload.batch = sim::BatchSpec::uniform(16, 4096);
+    window_->set_scenario(s);
+    QCOMPARE(view->what_if()->after_summary.time_us, at_4096);
+    // A file that gives each of the trace's 20 steps 16 requests of 8192 tokens: the step the workload at 8192
+    // gives, with the workload panel still at 4096.
+    QTemporaryDir dir;
+    const auto write = [&](const QString& name, const std::string& text) {
+      QFile f(dir.filePath(name));
+      if (!f.open(QIODevice::WriteOnly)) return QString();
+      f.write(text.data(), static_cast<qint64>(text.size()));
+      return f.fileName();
+    };
+    std::string steps;
+    for (int i = 0; i < 20; ++i) steps += std::string(i ? ", " : "") + R"({"requests": 16, "context": 8192})";
+    const QString file = write(QStringLiteral("batches.json"), R"({"steps": [)" + steps + "]}");
+    QVERIFY2(view->set_step_batches(file), qPrintable(view->last_error()));
+    QCOMPARE(view->what_if()->after_summary.time_us, at_8192);
+    bool named = false;
+    for (const QLabel* l : view->findChildren<QLabel*>())
+      named |= l->text() == QStringLiteral("step batches: batches.json");
+    QVERIFY(named);
+    // A file of another step count keeps the one that was read; none again gives the workload's contexts.
+    const QString short_file = write(QStringLiteral("short.json"), R"({"steps": [{"requests": 16, "context": 8}]})");
+    QVERIFY(!view->set_step_batches(short_file));
+    QVERIFY2(view->last_error().startsWith(QStringLiteral("step-batches: ")), qPrintable(view->last_error()));
+    QCOMPARE(view->what_if()->after_summary.time_us, at_8192);
+    QVERIFY(view->set_step_batches(QString()));
+    QCOMPARE(view->what_if()->after_summary.time_us, at_4096);
   }
 
   void a_bad_edit_keeps_the_last_step() {

@@ -14,6 +14,7 @@
 #include "mlasim/sim/metadata_cost.h"
 #include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
+#include "mlasim/validate/step_batches.h"
 #include "mlasim/validate/step_what_if.h"
 
 class QLabel;
@@ -41,6 +42,9 @@ class StepView : public QWidget {
   // The bytes each kernel reads and writes (mlasim step --op-bytes; empty: none), with which fuse and remove edits
   // weigh what they change in L2 for the attention after them; false (the last ones kept) when the file is bad.
   bool set_op_bytes(const QString& path);
+  // Each step's own batch (mlasim step --step-batches; empty: none), read against the workload's shape each time the
+  // step is predicted; false (the last ones kept) when the file is bad or does not fit the trace.
+  bool set_step_batches(const QString& path);
 
   const std::optional<validate::StepWhatIf>& what_if() const { return what_if_; }
   const QImage& picture() const { return picture_; }
@@ -62,6 +66,7 @@ class StepView : public QWidget {
   QLineEdit* edits_;
   QLabel* trace_label_;
   QLabel* op_bytes_label_;
+  QLabel* step_batches_label_;
   QLabel* summary_label_;
   QLabel* error_label_;
   QLabel* picture_label_;
@@ -72,6 +77,8 @@ class StepView : public QWidget {
   std::optional<sim::MetadataCostModel> metadata_cost_;
   std::vector<validate::StepEdit> edits_parsed_;
   std::optional<validate::OpBytesRules> op_bytes_;
+  QString step_batches_path_;  // the file, and its text (empty: none)
+  std::string step_batches_text_;
   std::optional<validate::StepWhatIf> what_if_;
   QImage picture_;
   QString last_error_;
