@@ -65,6 +65,22 @@ std::string change(double before, double after) {
   return fmt::format("{:+.1f} %", (after / before - 1) * 100);
 }
 
+// Steps whose launch grid (the rules' batch_from) gives another count than their entry of the step batches: the file's
+// is taken (a CUDA graph's grid is its captured size), and the report says how many of the steps with a grid.
+struct GridCheck {
+  int with_grid = 0, disagree = 0;
+};
+GridCheck grid_disagreements(const validate::StepAnalysis& a, const validate::StepBatches& batches) {
+  int with_grid = 0, disagree = 0;
+  for (const validate::DecodeStep& s : a.steps) {
+    if (s.batch <= 0) continue;
+    ++with_grid;
+    const DecodeBatch& b = batches.steps.at(static_cast<size_t>(s.index));
+    disagree += (a.batch_counts_tokens ? b.total_qo_tokens() : b.size()) != s.batch;
+  }
+  return {with_grid, disagree};
+}
+
 // The batches the steps ran: "8 (50 steps), 16 (50 steps) from grid.x of /rope_kv_write_kernel/ in 100 of 100
 // steps; ...", saying how many steps the trace did not give one for, and why.
 std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhatIf& w, const sim::WorkloadContext& ctx,
@@ -83,11 +99,20 @@ std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhat
       longest = std::max(longest, *hi);
     }
     const auto span = [](int lo, int hi) { return lo == hi ? fmt::format("{}", lo) : fmt::format("{} to {}", lo, hi); };
+    const GridCheck g = grid_disagreements(a, *batches);
+    const std::string grids =
+        g.with_grid == 0 ? std::string()
+        : g.disagree == 0
+            ? fmt::format("; {} gives the same count in all {} steps it is in", a.batch_source, g.with_grid)
+            : fmt::format(
+                  "; {} gives another count in {} of the {} steps it is in (the file's is taken; a CUDA "
+                  "graph's grid is its captured size)",
+                  a.batch_source, g.disagree, g.with_grid);
     return fmt::format(
-        "each step's own from {}: {} batch{} over {} steps, {} requests of {} KV tokens; heads and "
+        "each step's own from {}: {} batch{} over {} steps, {} requests of {} KV tokens{}; heads and "
         "dtypes from the flags",
         batches->origin, distinct.size(), distinct.size() == 1 ? "" : "es", a.steps.size(), span(fewest, most),
-        span(shortest, longest));
+        span(shortest, longest), grids);
   }
   std::map<int, int> steps;
   for (const int r : w.step_requests) ++steps[r];
@@ -180,7 +205,7 @@ void run_step(const StepCommandOptions& o) {
   std::optional<validate::OpBytesRules> op_bytes;
   if (!o.op_bytes.empty()) op_bytes = validate::load_op_bytes(o.op_bytes);
   std::optional<validate::StepBatches> batches;
-  if (!o.step_batches.empty()) batches = validate::load_step_batches(o.step_batches, ctx.batch);
+  if (!o.step_batches.empty()) batches = validate::load_step_batches(o.step_batches, ctx.batch, a.total_steps);
   const validate::StepWhatIf w = validate::apply_step_edits(
       a, edits, {&ctx, policy, &metadata_cost, op_bytes ? &*op_bytes : nullptr, batches ? &*batches : nullptr});
   const validate::MetadataBuild build = validate::metadata_build(metadata_cost, policy, ctx);
@@ -239,6 +264,8 @@ void run_step(const StepCommandOptions& o) {
                               {"unmarked_kernels", a.unmarked_kernels},
                               {"batch_source", a.batch_source},
                               {"step_batches", batches ? nlohmann::json(batches->origin) : nlohmann::json()},
+                              {"step_batches_grid_disagree",
+                               batches ? nlohmann::json(grid_disagreements(a, *batches).disagree) : nlohmann::json()},
                               {"steps_with_batch", a.steps_with_batch},
                               {"batch_refused", a.batch_refused},
                               {"tokens_per_step", w.tokens_per_step},

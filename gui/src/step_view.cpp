@@ -37,6 +37,8 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
       tr("each step's batch as the server logged it (mlasim step --step-batches): policy and metadata edits plan it "
          "in place of the workload's contexts"));
   step_batches_label_ = new QLabel(tr("step batches: none"));
+  auto* clear_batches = new QPushButton(tr("Clear"));
+  clear_batches->setToolTip(tr("plan the workload's batch again in every step"));
   summary_label_ = new QLabel;
   summary_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   error_label_ = new QLabel;
@@ -60,6 +62,7 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
   edit_row->addWidget(op_bytes_label_);
   edit_row->addWidget(open_batches);
   edit_row->addWidget(step_batches_label_);
+  edit_row->addWidget(clear_batches);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(edit_row);
@@ -79,6 +82,7 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
                                                       tr("Step batches (*.json);;All files (*)"));
     if (!path.isEmpty()) set_step_batches(path);
   });
+  connect(clear_batches, &QPushButton::clicked, this, [this] { set_step_batches(QString()); });
   connect(edits_, &QLineEdit::returnPressed, this, [this] { set_edits(edits_->text()); });
 }
 
@@ -88,6 +92,10 @@ bool StepView::open_trace(const QString& path, const QString& rules) {
     validate::StepAnalysis a =
         validate::analyse_steps(validate::read_kernel_trace(path.toStdString()), r, validate::StepOptions{});
     analysis_ = std::move(a);
+    // The step batches were another trace's.
+    step_batches_path_.clear();
+    step_batches_text_.reset();
+    step_batches_label_->setText(tr("step batches: none"));
   } catch (const InputError& e) {
     return show_error(e);
   }
@@ -159,9 +167,13 @@ bool StepView::set_op_bytes(const QString& path) {
 }
 
 bool StepView::set_step_batches(const QString& path) {
-  std::string text;
+  std::optional<std::string> text;
   try {
-    if (!path.isEmpty()) text = read_text_file(path.toStdString(), "step-batches");
+    if (!path.isEmpty()) {
+      text = read_text_file(path.toStdString(), "step-batches");
+      // Read once now, so a bad file is named even before a trace is open (against the trace's steps in update()).
+      if (workload_) validate::step_batches_from_json(*text, path.toStdString(), workload_->batch);
+    }
   } catch (const InputError& e) {
     return show_error(e);
   }
@@ -184,10 +196,10 @@ bool StepView::update() {
     if (!metadata_cost_) metadata_cost_ = sim::load_metadata_cost();
     // The file read against the workload as it is now: its entries keep the workload's heads and dtypes.
     std::optional<validate::StepBatches> batches;
-    if (!step_batches_text_.empty()) {
+    if (step_batches_text_) {
       if (!workload_) throw InputError("step-batches", "needs the step's workload");
-      batches =
-          validate::step_batches_from_json(step_batches_text_, step_batches_path_.toStdString(), workload_->batch);
+      batches = validate::step_batches_from_json(*step_batches_text_, step_batches_path_.toStdString(),
+                                                 workload_->batch, analysis_->total_steps);
     }
     validate::StepWhatIf w =
         validate::apply_step_edits(*analysis_, edits_parsed_,

@@ -162,6 +162,7 @@ TEST(StepCli, StepBatchesGiveEachStepItsContextsAndTheReportSaysSo) {
                            dir + "step_batches_contexts_a.json";
   const nlohmann::json j = step_json(args);
   EXPECT_EQ(j["step_batches"], dir + "step_batches_contexts_a.json");
+  EXPECT_EQ(j["step_batches_grid_disagree"], 0);  // the launch grids say 16 requests in every step, as the file does
   std::map<long long, int> tokens;
   for (const auto& s : j["steps"]) {
     EXPECT_EQ(s["requests"], 16);

@@ -141,6 +141,13 @@ class StepTabTest : public QObject {
     QCOMPARE(view->what_if()->after_summary.time_us, at_8192);
     QVERIFY(view->set_step_batches(QString()));
     QCOMPARE(view->what_if()->after_summary.time_us, at_4096);
+    // A file belongs to its trace: opening a trace drops it.
+    QVERIFY(view->set_step_batches(file));
+    QVERIFY(window_->open_step_trace(kTrace));
+    QCOMPARE(view->what_if()->after_summary.time_us, at_4096);
+    named = false;
+    for (const QLabel* l : view->findChildren<QLabel*>()) named |= l->text() == QStringLiteral("step batches: none");
+    QVERIFY(named);
   }
 
   void a_bad_edit_keeps_the_last_step() {

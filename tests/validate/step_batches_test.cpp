@@ -81,5 +81,30 @@ TEST(StepBatches, BadFilesNameTheField) {
   EXPECT_THROW(load_step_batches("/nonexistent/step_batches.json", flags()), InputError);
 }
 
+// The trace's count of steps and the file's total of requests are checked before any entry is expanded, so a small
+// file cannot ask for gigabytes of lengths.
+TEST(StepBatches, ACountOtherThanTheTracesOrTooManyRequestsIsRefusedFirst) {
+  const std::string two = R"({"steps": [{"requests": 4, "context": 8}, {"requests": 4, "context": 8}]})";
+  EXPECT_EQ(step_batches_from_json(two, "b.json", flags(), 2).steps.size(), 2u);
+  const auto e = input_error_of([&] { step_batches_from_json(two, "b.json", flags(), 3); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "step-batches: b.json: steps: 2 entries, where the trace has 3 steps (one entry per step, in order, the "
+            "skipped ones included)");
+  std::string many = R"({"steps": [)";
+  for (int i = 0; i < 65; ++i) many += std::string(i ? ", " : "") + R"({"requests": 65536, "context": 1})";
+  many += "]}";
+  const auto big = input_error_of([&] { step_batches_from_json(many, "b.json", flags()); });
+  ASSERT_TRUE(big);
+  EXPECT_NE(std::string(big->what()).find("steps: ask for 4259840 requests over the file, at most 4194304"),
+            std::string::npos)
+      << big->what();
+  // An entry's query lengths are named as its list.
+  const auto qo = input_error_of(
+      [&] { step_batches_from_json(R"({"steps": [{"kv_lens": [2], "qo_lens": [3]}]})", "b.json", flags()); });
+  ASSERT_TRUE(qo);
+  EXPECT_NE(std::string(qo->what()).find("steps[0].qo_lens: must not exceed"), std::string::npos) << qo->what();
+}
+
 }  // namespace
 }  // namespace mlasim::validate

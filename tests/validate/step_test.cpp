@@ -723,6 +723,18 @@ TEST_F(StepEdits, StepBatchesGiveEachStepItsOwnContexts) {
   const StepWhatIf without = apply_step_edits(plain, edits, {&ctx, "aiter-v1"});
   EXPECT_DOUBLE_EQ(with.after_summary.time_us, without.after_summary.time_us);
   EXPECT_EQ(with.notes, without.notes);
+  // A log's batches, one per step here, are given by their range in the edit's line, each in the figures.
+  a = analyse(chrome_trace(12, 1).dump());
+  std::string entries;
+  for (int i = 0; i < 12; ++i)
+    entries += fmt::format("{}{{\"requests\": 16, \"context\": {}}}", i ? ", " : "", 2048 + 512 * i);
+  const StepBatches twelve = step_batches_from_json(R"({"steps": [)" + entries + "]}", "t.json", ctx.batch, 12);
+  const StepWhatIf many = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, nullptr, &twelve});
+  EXPECT_EQ(many.policy_changes.size(), 12u);
+  EXPECT_NE(many.notes[0].find("over 12 batches: "), std::string::npos) << many.notes[0];
+  EXPECT_EQ(many.notes[0].find("at step 3's batch"), std::string::npos) << many.notes[0];
+  EXPECT_NE(many.notes[0].find("each batch's figures in --format json"), std::string::npos) << many.notes[0];
+  a = analyse(chrome_trace(4, 2, {8, 32}).dump());
   // One entry per step of the trace, the skipped ones included.
   const auto e = input_error_of([&] { apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, nullptr, &same}); });
   ASSERT_TRUE(e);

@@ -26,7 +26,7 @@ namespace {
 OpBytesRules op_bytes_of(const nlohmann::json& j, const std::string& origin) {
   constexpr double kMaxBytes = 1e15;  // a petabyte: past any GPU's memory
   if (!j.is_object()) throw InputError("op-bytes", "must be an object {description, ops: [{match, read_bytes, ...}]}");
-  const JsonFields top(j, "", {"description", "ops"}, "op-bytes field");
+  const JsonFields top(j, "", {"description", "ops"}, "op-bytes");
   OpBytesRules out;
   out.origin = origin;
   out.description = top.text("description", "");
@@ -38,7 +38,7 @@ OpBytesRules op_bytes_of(const nlohmann::json& j, const std::string& origin) {
     if (!ops[i].is_object()) throw InputError(where, "must be an object {match, read_bytes, written_bytes}");
     const JsonFields f(ops[i], where,
                        {"match", "read_bytes", "written_bytes", "read_bytes_per_request", "written_bytes_per_request"},
-                       "op-bytes entry field");
+                       "op-bytes entry");
     const std::string match = check_step_selector(f.text("match", ""), f.name("match"));
     OpBytesEntry e{match,
                    StepSelector({match}),

@@ -1,5 +1,9 @@
 #include "mlasim/validate/step_batches.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/json_fields.h"
 #include "mlasim/model/text_file.h"
@@ -12,7 +16,7 @@ constexpr int kMaxTokens = 1 << 30;  // per request; DecodeBatch::validate bound
 
 DecodeBatch step_batch(const nlohmann::json& j, const std::string& where, const DecodeBatch& flags) {
   if (!j.is_object()) throw InputError(where, "must be an object {kv_lens: [...]} or {requests, context}");
-  const JsonFields f(j, where, {"kv_lens", "qo_lens", "requests", "context"}, "step-batches entry field");
+  const JsonFields f(j, where, {"kv_lens", "qo_lens", "requests", "context"}, "step-batches entry");
   DecodeBatch b = flags;
   const auto max_requests = static_cast<size_t>(kMaxStepBatch);
   if (f.has("kv_lens")) {
@@ -37,19 +41,41 @@ DecodeBatch step_batch(const nlohmann::json& j, const std::string& where, const 
   try {
     b.validate();
   } catch (const InputError& e) {
-    throw InputError(where + "." + e.field(), e.message());
+    // DecodeBatch names a query length "qo_len"; here it is an entry's list.
+    throw InputError(where + "." + (e.field() == "qo_len" ? std::string("qo_lens") : e.field()), e.message());
   }
   return b;
 }
 
-StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, const DecodeBatch& flags) {
-  const JsonFields top(j, "", {"description", "steps"}, "step-batches field");
+// The requests an entry asks for, as far as its JSON says (0 where it does not: its parse names the fault).
+long long requests_asked(const nlohmann::json& entry) {
+  if (!entry.is_object()) return 0;
+  if (const auto kv = entry.find("kv_lens"); kv != entry.end() && kv->is_array())
+    return static_cast<long long>(kv->size());
+  if (const auto r = entry.find("requests"); r != entry.end() && r->is_number_integer())
+    return std::max<long long>(0, r->get<long long>());
+  return 0;
+}
+
+StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, const DecodeBatch& flags,
+                            int trace_steps) {
+  const JsonFields top(j, "", {"description", "steps"}, "step-batches");
   StepBatches out;
   out.origin = origin;
   out.description = top.text("description", "");
   const nlohmann::json& steps = top.at("steps");
   if (!steps.is_array() || steps.empty())
     throw InputError("steps", "must be a non-empty list, one batch per step of the trace");
+  // Before an entry is expanded: the trace's count of steps, and what all of them ask for.
+  if (trace_steps > 0 && steps.size() != static_cast<size_t>(trace_steps))
+    throw InputError("steps", fmt::format("{} entries, where the trace has {} step{} (one entry per step, in order, "
+                                          "the skipped ones included)",
+                                          steps.size(), trace_steps, trace_steps == 1 ? "" : "s"));
+  long long requests = 0;
+  for (const nlohmann::json& entry : steps) requests += std::min(requests_asked(entry), 1LL << 40);  // no overflow
+  if (requests > kMaxStepBatchesRequests)
+    throw InputError("steps",
+                     fmt::format("ask for {} requests over the file, at most {}", requests, kMaxStepBatchesRequests));
   out.steps.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i)
     out.steps.push_back(step_batch(steps[i], "steps[" + std::to_string(i) + "]", flags));
@@ -58,7 +84,8 @@ StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, 
 
 }  // namespace
 
-StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags) {
+StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags,
+                                   int trace_steps) {
   if (flags.is_sparse() || !flags.merge_token.empty())
     throw InputError("step-batches", origin +
                                          ": is for dense batches; a sparse or two-scope batch takes its rows per "
@@ -71,14 +98,14 @@ StepBatches step_batches_from_json(const std::string& text, const std::string& o
   }
   if (!j.is_object()) throw InputError("step-batches", origin + ": must be an object {description, steps: [...]}");
   try {
-    return step_batches_of(j, origin, flags);
+    return step_batches_of(j, origin, flags, trace_steps);
   } catch (const InputError& e) {
     throw InputError("step-batches", origin + ": " + e.what());
   }
 }
 
-StepBatches load_step_batches(const std::string& path, const DecodeBatch& flags) {
-  return step_batches_from_json(read_text_file(path, "step-batches"), path, flags);
+StepBatches load_step_batches(const std::string& path, const DecodeBatch& flags, int trace_steps) {
+  return step_batches_from_json(read_text_file(path, "step-batches"), path, flags, trace_steps);
 }
 
 }  // namespace mlasim::validate

@@ -44,7 +44,7 @@ namespace {
 
 BatchFromGrid batch_from_json(const json& j) {
   if (!j.is_object()) throw InputError("batch_from", "must be an object {match, grid_axis, divide_by, counts}");
-  const JsonFields f(j, "batch_from", {"match", "grid_axis", "divide_by", "counts"}, "batch_from field");
+  const JsonFields f(j, "batch_from", {"match", "grid_axis", "divide_by", "counts"}, "batch_from");
   BatchFromGrid b;
   b.match = f.text("match", "");
   b.pattern = name_regex(b.match, f.name("match"));
@@ -86,7 +86,7 @@ StepRules step_rules_from_json(const std::string& text, const std::string& origi
   }
   try {
     if (!j.is_object()) throw InputError("rules", "must be an object {name, description, sources, rules}");
-    const JsonFields r(j, "", {"name", "description", "sources", "rules", "batch_from"}, "step rules field");
+    const JsonFields r(j, "", {"name", "description", "sources", "rules", "batch_from"}, "step rules");
     StepRules out;
     out.name = r.text("name", "");
     if (out.name.empty()) throw InputError("name", "must name the rule set");
@@ -96,7 +96,7 @@ StepRules step_rules_from_json(const std::string& text, const std::string& origi
     for (size_t i = 0; i < list.size(); ++i) {
       const std::string path = "rules[" + std::to_string(i) + "]";
       if (!list[i].is_object()) throw InputError(path, "must be an object {class, match}");
-      const JsonFields rule(list[i], path, {"class", "match"}, "step rule field");
+      const JsonFields rule(list[i], path, {"class", "match"}, "step rule");
       StepRule s;
       s.kernel_class = rule.text("class", "");
       check_step_class(s.kernel_class, rule.name("class"));

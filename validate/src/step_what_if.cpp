@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <functional>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -393,14 +394,14 @@ class StepWorkloads {
   // Steps of one key run one workload: the key is the step's requests, or with step batches the first entry of its
   // batch.
   int key_of(const DecodeStep& s) const { return batches_ ? entry_key_.at(entry(s)) : requests_of(s); }
-  // The batch of `key` as an edit's line names it.
-  std::string batch_name(int key) const {
+  // The batch of `key` as an edit's line names it: by the first step of those edited that ran it.
+  std::string batch_name(int key, int first_step) const {
     if (!batches_) return fmt::format("batch {}", key);
     const DecodeBatch& b = batches_->steps.at(static_cast<size_t>(key));
     const auto [shortest, longest] = std::minmax_element(b.kv_lens.begin(), b.kv_lens.end());
-    return *shortest == *longest
-               ? fmt::format("step {}'s batch ({} x {})", key, b.size(), *shortest)
-               : fmt::format("step {}'s batch ({} requests, {} to {} KV tokens)", key, b.size(), *shortest, *longest);
+    return *shortest == *longest ? fmt::format("step {}'s batch ({} x {})", first_step, b.size(), *shortest)
+                                 : fmt::format("step {}'s batch ({} requests, {} to {} KV tokens)", first_step,
+                                               b.size(), *shortest, *longest);
   }
   int requests_of(const DecodeStep& s) const {
     if (batches_) return batches_->steps.at(entry(s)).size();
@@ -833,12 +834,13 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       const sim::L2Carry carry = sim::l2_carry_of(context.workload->params);  // resized batches keep the params
       int layers = 0, followers = 0;
       const auto prior_ran = prior_before(e.text);
-      std::map<int, int> requests_of_batch;  // by key
+      std::map<int, int> requests_of_batch, first_step_of_batch, steps_of_batch;  // by key
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
         auto c = by_batch.find(batch_key[i]);
         if (c == by_batch.end()) {
           requests_of_batch[batch_key[i]] = requests;
+          first_step_of_batch[batch_key[i]] = w.before[i].index;
           c = by_batch
                   .emplace(batch_key[i], policy_change(plan_of(running, i, e.text), plan_of(e.policy, i, e.text),
                                                        workloads->of(w.before[i]), carry))
@@ -848,6 +850,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                          "{:.2f} us for {}, {:.2f} us for {})",
                                          c->second.ran.kernel_us, running, c->second.next.kernel_us, e.policy));
         }
+        ++steps_of_batch[batch_key[i]];
         layers += apply_policy(w.after[i], c->second, followers, context.op_bytes, requests);
       }
       if (layers == 0) bad_edit(e.text, "the trace has no MLA stage-1 kernel (class mla_stage1) to replace");
@@ -862,20 +865,47 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       std::string sep;
       const size_t first_figure = w.policy_changes.size();
       std::vector<int> figure_keys;  // the key of each figure this edit adds
+      // Few batches are listed one by one; a log's batches, often one per step, by their range.
+      constexpr size_t kListedBatches = 8;
+      const bool listed = by_batch.size() <= kListedBatches;
       for (const auto& [key, c] : by_batch) {
-        const std::string batch = workloads->batch_name(key);
-        did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
-                           by_batch.size() > 1 ? fmt::format(" at {}:", batch) : std::string(), c.ran_us, running,
-                           c.next_us, e.policy, c.ratio());
-        if (carry.known())
-          did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
-                             c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
+        const std::string batch = workloads->batch_name(key, first_step_of_batch.at(key));
+        if (listed) {
+          did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
+                             by_batch.size() > 1 ? fmt::format(" at {}:", batch) : std::string(), c.ran_us, running,
+                             c.next_us, e.policy, c.ratio());
+          if (carry.known())
+            did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
+                               c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
+        }
         sep = ";";
         w.policy_changes.push_back({e.text, running, e.policy, requests_of_batch.at(key), batch, c.ran_us, c.next_us,
                                     carry.known(), c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb,
                                     c.dirty_ran.reread_missed_mb, c.dirty_next.reread_missed_mb, c.carry_us, "", 0.0,
                                     0});
         figure_keys.push_back(key);
+      }
+      if (!listed) {
+        const auto range = [&](auto of) {
+          double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+          for (const auto& [key, c] : by_batch) lo = std::min(lo, of(c)), hi = std::max(hi, of(c));
+          return std::pair{lo, hi};
+        };
+        double weighted = 0;
+        for (const auto& [key, c] : by_batch) weighted += c.ratio() * steps_of_batch.at(key);
+        const auto [ran_lo, ran_hi] = range([](const PolicyChange& c) { return c.ran_us; });
+        const auto [next_lo, next_hi] = range([](const PolicyChange& c) { return c.next_us; });
+        const auto [r_lo, r_hi] = range([](const PolicyChange& c) { return c.ratio(); });
+        did += fmt::format(
+            " over {} batches: {:.2f} to {:.2f} us ({}) -> {:.2f} to {:.2f} us ({}), ratio {:.3f} to {:.3f} ({:.3f} "
+            "over the steps)",
+            by_batch.size(), ran_lo, ran_hi, running, next_lo, next_hi, e.policy, r_lo, r_hi,
+            weighted / static_cast<double>(w.after.size()));
+        if (carry.known()) {
+          const auto [c_lo, c_hi] = range([](const PolicyChange& c) { return c.carry_us; });
+          did += fmt::format(", the next kernel {:+.2f} to {:+.2f} us for the L2 left dirty", c_lo, c_hi);
+        }
+        did += "; each batch's figures in --format json (policy_changes)";
       }
       if (!carry.known())
         did += fmt::format("; no L2 carry-over measured on {}: the kernel after attention keeps its time",

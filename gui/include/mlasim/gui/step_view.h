@@ -43,7 +43,8 @@ class StepView : public QWidget {
   // weigh what they change in L2 for the attention after them; false (the last ones kept) when the file is bad.
   bool set_op_bytes(const QString& path);
   // Each step's own batch (mlasim step --step-batches; empty: none), read against the workload's shape each time the
-  // step is predicted; false (the last ones kept) when the file is bad or does not fit the trace.
+  // step is predicted; false (the last ones kept) when the file is bad or does not fit the trace. A file belongs to
+  // its trace: opening another trace drops it.
   bool set_step_batches(const QString& path);
 
   const std::optional<validate::StepWhatIf>& what_if() const { return what_if_; }
@@ -77,8 +78,8 @@ class StepView : public QWidget {
   std::optional<sim::MetadataCostModel> metadata_cost_;
   std::vector<validate::StepEdit> edits_parsed_;
   std::optional<validate::OpBytesRules> op_bytes_;
-  QString step_batches_path_;  // the file, and its text (empty: none)
-  std::string step_batches_text_;
+  QString step_batches_path_;  // the file, and its text (none: no file)
+  std::optional<std::string> step_batches_text_;
   std::optional<validate::StepWhatIf> what_if_;
   QImage picture_;
   QString last_error_;

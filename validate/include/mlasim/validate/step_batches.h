@@ -23,10 +23,16 @@ struct StepBatches {
   std::vector<DecodeBatch> steps;  // by the step's index in the trace
 };
 
-// Parses step-batches JSON against the flags' batch `flags`; errors are InputError("step-batches",
-// "ORIGIN: steps[3].kv_lens: ...").
-StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags);
+// At most this many requests over a file's entries (64 MB of lengths): a server's log of thousands of steps of
+// hundreds of requests stays far below it, and a file cannot ask for more memory than that.
+constexpr long long kMaxStepBatchesRequests = 1 << 22;
+
+// Parses step-batches JSON against the flags' batch `flags`, for a trace of `trace_steps` steps (0: not checked
+// here; apply_step_edits checks it), which the entries must match before any is expanded; errors are
+// InputError("step-batches", "ORIGIN: steps[3].kv_lens: ...").
+StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags,
+                                   int trace_steps = 0);
 // The same, from a file.
-StepBatches load_step_batches(const std::string& path, const DecodeBatch& flags);
+StepBatches load_step_batches(const std::string& path, const DecodeBatch& flags, int trace_steps = 0);
 
 }  // namespace mlasim::validate
