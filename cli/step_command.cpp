@@ -214,17 +214,14 @@ void run_step(const StepCommandOptions& o) {
   } else if (o.format == "json") {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t i = 0; i < w.before.size(); ++i)
-      steps.push_back(
-          {{"index", w.before[i].index},
-           {"requests", w.step_requests[i]},
-           {"kv_tokens",
-            batches ? nlohmann::json(batches->steps.at(static_cast<size_t>(w.before[i].index)).total_kv_tokens())
-                    : nlohmann::json()},
-           {"batch_from_count", w.before[i].batch},
-           {"measured_us", w.before[i].time_us()},
-           {"edited_us", w.after[i].time_us()},
-           {"kernels", w.before[i].kernels.size()},
-           {"layers", w.before[i].layers()}});
+      steps.push_back({{"index", w.before[i].index},
+                       {"requests", w.step_requests[i]},
+                       {"kv_tokens", w.step_kv_tokens[i]},
+                       {"batch_from_count", w.before[i].batch},
+                       {"measured_us", w.before[i].time_us()},
+                       {"edited_us", w.after[i].time_us()},
+                       {"kernels", w.before[i].kernels.size()},
+                       {"layers", w.before[i].layers()}});
     nlohmann::json policy_changes = nlohmann::json::array();
     for (const validate::PolicyChangeFigures& c : w.policy_changes)
       policy_changes.push_back({{"edit", c.edit},

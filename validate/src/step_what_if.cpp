@@ -716,6 +716,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       batch_key.push_back(workloads->key_of(s));
       flags_batch_steps += workloads->takes_flags_batch(s);
       const DecodeBatch& b = workloads->of(s).batch;
+      w.step_kv_tokens.push_back(b.total_kv_tokens());
       w.tokens_per_step += static_cast<double>(b.total_qo_tokens());
       shapes.max_qo_len = std::max(shapes.max_qo_len, b.max_qo_len());
       shapes.ragged = shapes.ragged ||

@@ -105,7 +105,8 @@ struct StepWhatIf {
   bool other_edits = false;        // edits besides policy ones ran (their errors are not in the band)
   double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
-  double speedup() const;          // before step time / after step time
+  std::vector<long long> step_kv_tokens;  // and their KV tokens (the step batches', else the flags' contexts)
+  double speedup() const;                 // before step time / after step time
   // The edited mean step's band, low (at least 0) and high end: what the text, JSON and explorer print.
   std::optional<std::pair<double, double>> band_range() const;
 };
