@@ -16,7 +16,8 @@ Variants (16 requests unless named otherwise):
             policy A and policy B at batch B (--mixed-batches): with before and policy, the steps of a server whose
             batch changes from step to step
   c<C>, d<C>
-            policy A and policy B at the batch's requests with C tokens of context each (--mixed-contexts): with
+            policy A and policy B at the batch's requests with C tokens of context each (--mixed-contexts), or with
+            contexts spread evenly from LO to HI tokens over the requests for an item LO-HI (a ragged batch): with
             before and policy, the steps of a server whose contexts change from step to step at one request count,
             which no launch grid tells apart
 
@@ -82,7 +83,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--mixed-batches", default="8,32", help="the other batches of the mixed-batch steps")
     ap.add_argument("--mixed-contexts", default="",
-                    help="the other contexts of the mixed-context steps (at --batch requests), e.g. 2048,8192")
+                    help="the other contexts of the mixed-context steps (at --batch requests), e.g. 2048,8192; an "
+                         "item LO-HI spreads the requests' contexts evenly from LO to HI tokens (a ragged batch)")
     ap.add_argument("--context", type=int, default=4096)
     ap.add_argument("--page-size", type=int, default=64)
     ap.add_argument("--layers", type=int, default=8)
@@ -100,17 +102,29 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     lib = load_lib(a.lib)
 
-    def workload(batch, context=None):
-        return {"gpu": a.gpu, "batch": {"kind": "uniform", "count": batch, "context": context or a.context},
-                "qlen": 1, "heads": a.heads, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": a.page_size}
+    def workload(batch, context=None, kv_lens=None):
+        spec = ({"kind": "list", "kv_lens": kv_lens} if kv_lens and len(set(kv_lens)) > 1 else
+                {"kind": "uniform", "count": batch, "context": kv_lens[0] if kv_lens else context or a.context})
+        return {"gpu": a.gpu, "batch": spec, "qlen": 1, "heads": a.heads, "q_dtype": "bf16", "kv_dtype": "bf16",
+                "page_size": a.page_size}
+
+    def kv_lens_of(item):
+        """An item of --mixed-contexts: C tokens for every request, or LO-HI spread evenly over them."""
+        if "-" not in item:
+            return [int(item)] * a.batch
+        lo, hi = (int(x) for x in item.split("-"))
+        assert a.batch > 1 and 0 < lo < hi, f"--mixed-contexts {item}: LO-HI with 0 < LO < HI, over 2+ requests"
+        return [round(lo + (hi - lo) * i / (a.batch - 1)) for i in range(a.batch)]
 
     mixed = [int(b) for b in a.mixed_batches.split(",") if b]
-    contexts = [int(c) for c in a.mixed_contexts.split(",") if c]
-    assert a.context not in contexts and len(set(contexts)) == len(contexts), "--mixed-contexts: other contexts"
+    contexts = [c for c in a.mixed_contexts.split(",") if c]
+    lens = {c: kv_lens_of(c) for c in contexts}
+    assert str(a.context) not in contexts and len(set(contexts)) == len(contexts), "--mixed-contexts: other contexts"
     stacks = {b: Stack(b, a.context, a.layers, a.page_size, a.copy_mb, seed=b, heads=a.heads)
               for b in [a.batch] + mixed}
-    context_stacks = {c: Stack(a.batch, c, a.layers, a.page_size, a.copy_mb, seed=c, heads=a.heads)
-                      for c in contexts}
+    # A ragged batch's stack holds its longest context (the RoPE + KV write's slots; the attention plans its own).
+    context_stacks = {c: Stack(a.batch, max(lens[c]), a.layers, a.page_size, a.copy_mb,
+                               seed=int(c) if "-" not in c else max(lens[c]) + 1, heads=a.heads) for c in contexts}
     check_kernels(stacks[a.batch])
     attention = {}
     for b in stacks:
@@ -119,8 +133,9 @@ def main():
                                  else Attention(lib, workload(b), p))
     for c in contexts:
         for p in [a.policy_a, a.policy_b]:
-            attention[(a.batch, c, p)] = ([Attention(lib, workload(a.batch, c), p) for _ in range(a.layers)]
-                                          if a.kv_per_layer else Attention(lib, workload(a.batch, c), p))
+            w = workload(a.batch, kv_lens=lens[c])
+            attention[(a.batch, c, p)] = ([Attention(lib, w, p) for _ in range(a.layers)] if a.kv_per_layer
+                                          else Attention(lib, w, p))
     first = lambda att: att[0] if isinstance(att, list) else att
     s0 = stacks[a.batch]
     variants = {
@@ -160,8 +175,11 @@ def main():
     # Every replay must be in the trace, inside its range: a lost range would bias its variant's mean.
     assert all(ranges.get(n) == a.cycles for n in names), f"decode_step ranges per variant: {ranges}"
     # The batch each step of a mixed-context trace ran, in the order its step ranges lie in the trace.
-    context_of = {"before": a.context, "policy": a.context}
-    context_of.update({f"{x}{c}": c for c in contexts for x in "cd"})
+    entry_of = {"before": {"requests": a.batch, "context": a.context}}
+    entry_of["policy"] = entry_of["before"]
+    for c in contexts:
+        entry = ({"requests": a.batch, "context": lens[c][0]} if len(set(lens[c])) == 1 else {"kv_lens": lens[c]})
+        entry_of.update({f"c{c}": entry, f"d{c}": entry})
     for name in ("contexts_a", "contexts_b"):
         if name not in split:
             continue
@@ -172,14 +190,15 @@ def main():
         with open(os.path.join(a.out, f"step_batches_{name}.json"), "w") as f:
             json.dump({"description": f"the batch of each step of {name}.json.gz, in the trace's order "
                                       f"(scripts/step_interleaved.py --mixed-contexts {a.mixed_contexts})",
-                       "steps": [{"requests": a.batch, "context": context_of[v]} for _, v in steps]}, f, indent=0)
+                       "steps": [entry_of[v] for _, v in steps]}, f, indent=0)
     traces = []
     for name, t in split.items():
         out = os.path.join(a.out, name + ".json.gz")
         with gzip.open(out, "wt", compresslevel=9) as g:
             json.dump(t, g)
         traces.append(name + ".json.gz")
-    events = {"workload": workload(a.batch), "mixed_batches": mixed, "mixed_contexts": contexts,
+    events = {"workload": workload(a.batch), "mixed_batches": mixed,
+              "mixed_contexts": [int(c) if "-" not in c else c for c in contexts],
               "layers": a.layers, "cycles": a.cycles,
               "copy_mb": a.copy_mb, "policy_a": a.policy_a, "policy_b": a.policy_b,
               "groups": groups,
