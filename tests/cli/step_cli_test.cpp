@@ -95,7 +95,10 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_band/h16_b104_ctx4096",
                                                    "h200/step_contexts/b16_ctx4096",
                                                    "h200/step_contexts/b8_ctx8192",
-                                                   "h200/step_contexts/h16_b48_ctx4096"};
+                                                   "h200/step_contexts/h16_b48_ctx4096",
+                                                   "h200/step_ragged/b16_ctx4096",
+                                                   "h200/step_ragged/b12_ctx4096",
+                                                   "h200/step_ragged/h16_b48_ctx4096"};
   return folders;
 }
 
