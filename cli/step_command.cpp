@@ -105,8 +105,8 @@ std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhat
         : g.disagree == 0
             ? fmt::format("; {} gives the same count in all {} steps it is in", a.batch_source, g.with_grid)
             : fmt::format(
-                  "; {} gives another count in {} of the {} steps it is in (the file's is taken; a CUDA "
-                  "graph's grid is its captured size)",
+                  "; {} gives another count in {} of the {} steps it is in (the file's is taken: a CUDA "
+                  "graph's grid is its captured size, or the file is another trace's)",
                   a.batch_source, g.disagree, g.with_grid);
     return fmt::format(
         "each step's own from {}: {} batch{} over {} steps, {} requests of {} KV tokens{}; heads and "
@@ -252,30 +252,32 @@ void run_step(const StepCommandOptions& o) {
               {"other_edits", w.other_edits}};
     else if (!w.band_basis.empty())
       band = {{"half_width_us", nullptr}, {"basis", w.band_basis}};
-    const nlohmann::json j = {{"trace", a.trace},
-                              {"format", a.format},
-                              {"rules", a.rules},
-                              {"split", a.split},
-                              {"total_steps", a.total_steps},
-                              {"kernels", a.kernels},
-                              {"unmarked_kernels", a.unmarked_kernels},
-                              {"batch_source", a.batch_source},
-                              {"step_batches", batches ? nlohmann::json(batches->origin) : nlohmann::json()},
-                              {"step_batches_grid_disagree",
-                               batches ? nlohmann::json(grid_disagreements(a, *batches).disagree) : nlohmann::json()},
-                              {"steps_with_batch", a.steps_with_batch},
-                              {"batch_refused", a.batch_refused},
-                              {"tokens_per_step", w.tokens_per_step},
-                              {"policy", policy},
-                              {"edits", o.edits},
-                              {"notes", w.notes},
-                              {"policy_changes", policy_changes},
-                              {"measured", summary_json(w.before_summary, w.tokens_per_step)},
-                              {"edited", summary_json(w.after_summary, w.tokens_per_step)},
-                              {"speedup", w.speedup()},
-                              {"band", band},
-                              {"metadata_build", metadata_json(build)},
-                              {"steps", steps}};
+    const nlohmann::json j = {
+        {"trace", a.trace},
+        {"format", a.format},
+        {"rules", a.rules},
+        {"split", a.split},
+        {"total_steps", a.total_steps},
+        {"kernels", a.kernels},
+        {"unmarked_kernels", a.unmarked_kernels},
+        {"batch_source", a.batch_source},
+        {"step_batches", batches ? nlohmann::json(batches->origin) : nlohmann::json()},
+        {"step_batches_grid_disagree", batches && grid_disagreements(a, *batches).with_grid > 0
+                                           ? nlohmann::json(grid_disagreements(a, *batches).disagree)
+                                           : nlohmann::json()},
+        {"steps_with_batch", a.steps_with_batch},
+        {"batch_refused", a.batch_refused},
+        {"tokens_per_step", w.tokens_per_step},
+        {"policy", policy},
+        {"edits", o.edits},
+        {"notes", w.notes},
+        {"policy_changes", policy_changes},
+        {"measured", summary_json(w.before_summary, w.tokens_per_step)},
+        {"edited", summary_json(w.after_summary, w.tokens_per_step)},
+        {"speedup", w.speedup()},
+        {"band", band},
+        {"metadata_build", metadata_json(build)},
+        {"steps", steps}};
     write_stdout(j.dump(2) + "\n");
   } else {
     std::string csv = "metric,measured,edited\n";

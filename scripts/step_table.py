@@ -47,7 +47,7 @@ def changes(events):
     if events.get("mixed_contexts"):  # step_interleaved.py --mixed-contexts: steps of several contexts
         # A uniform context is a number, a ragged batch's item "LO-HI" (step_interleaved.py --mixed-contexts).
         items = events["mixed_contexts"] + [events["workload"]["batch"]["context"]]
-        contexts = "/".join(str(c) for c in sorted(items, key=lambda c: (isinstance(c, str), str(c).zfill(12))))
+        contexts = "/".join(str(c) for c in sorted(items, key=lambda c: (isinstance(c, str), int(str(c).split("-")[0]))))
         what = f"split policy {events['policy_a']} -> {events['policy_b']}, steps of context {contexts}"
         out.append(("contexts_a", "contexts_b", f"policy={events['policy_b']}",
                     what + " (each step's batch from --step-batches)", "step-batches"))

@@ -91,11 +91,13 @@ bool StepView::open_trace(const QString& path, const QString& rules) {
     const validate::StepRules r = validate::load_step_rules(rules.toStdString());
     validate::StepAnalysis a =
         validate::analyse_steps(validate::read_kernel_trace(path.toStdString()), r, validate::StepOptions{});
+    // Step batches chosen for the trace that was open are that trace's; ones chosen before any trace wait for this one.
+    if (analysis_) {
+      step_batches_path_.clear();
+      step_batches_text_.reset();
+      step_batches_label_->setText(tr("step batches: none"));
+    }
     analysis_ = std::move(a);
-    // The step batches were another trace's.
-    step_batches_path_.clear();
-    step_batches_text_.reset();
-    step_batches_label_->setText(tr("step batches: none"));
   } catch (const InputError& e) {
     return show_error(e);
   }
@@ -171,8 +173,10 @@ bool StepView::set_step_batches(const QString& path) {
   try {
     if (!path.isEmpty()) {
       text = read_text_file(path.toStdString(), "step-batches");
-      // Read once now, so a bad file is named even before a trace is open (against the trace's steps in update()).
-      if (workload_) validate::step_batches_from_json(*text, path.toStdString(), workload_->batch);
+      // Read once now, so a bad file is named even before a trace is open (against the trace's steps in update()),
+      // against the workload's shape or, before there is one, a plain dense batch.
+      validate::step_batches_from_json(*text, path.toStdString(),
+                                       workload_ ? workload_->batch : DecodeBatch::uniform(1, 1));
     }
   } catch (const InputError& e) {
     return show_error(e);

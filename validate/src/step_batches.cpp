@@ -71,11 +71,11 @@ StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, 
     throw InputError("steps", fmt::format("{} entries, where the trace has {} step{} (one entry per step, in order, "
                                           "the skipped ones included)",
                                           steps.size(), trace_steps, trace_steps == 1 ? "" : "s"));
-  long long requests = 0;
-  for (const nlohmann::json& entry : steps) requests += std::min(requests_asked(entry), 1LL << 40);  // no overflow
+  long long requests = 0;  // stops past the limit: no sum can overflow
+  for (size_t i = 0; i < steps.size() && requests <= kMaxStepBatchesRequests; ++i)
+    requests += std::min(requests_asked(steps[i]), kMaxStepBatchesRequests + 1);
   if (requests > kMaxStepBatchesRequests)
-    throw InputError("steps",
-                     fmt::format("ask for {} requests over the file, at most {}", requests, kMaxStepBatchesRequests));
+    throw InputError("steps", fmt::format("ask for more than {} requests over the file", kMaxStepBatchesRequests));
   out.steps.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i)
     out.steps.push_back(step_batch(steps[i], "steps[" + std::to_string(i) + "]", flags));

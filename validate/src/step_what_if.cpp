@@ -869,7 +869,14 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       // Few batches are listed one by one; a log's batches, often one per step, by their range.
       constexpr size_t kListedBatches = 8;
       const bool listed = by_batch.size() <= kListedBatches;
-      for (const auto& [key, c] : by_batch) {
+      // The batches in the order their first edited step ran (a step's own batches), else by requests.
+      std::vector<int> order;
+      for (const auto& [key, c] : by_batch) order.push_back(key);
+      if (context.step_batches)
+        std::sort(order.begin(), order.end(),
+                  [&](int x, int y) { return first_step_of_batch.at(x) < first_step_of_batch.at(y); });
+      for (const int key : order) {
+        const PolicyChange& c = by_batch.at(key);
         const std::string batch = workloads->batch_name(key, first_step_of_batch.at(key));
         if (listed) {
           did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
@@ -892,16 +899,20 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
           for (const auto& [key, c] : by_batch) lo = std::min(lo, of(c)), hi = std::max(hi, of(c));
           return std::pair{lo, hi};
         };
-        double weighted = 0;
-        for (const auto& [key, c] : by_batch) weighted += c.ratio() * steps_of_batch.at(key);
+        // What moves the steps: the ratio of their kernels' times summed over them, not a mean of ratios.
+        double ran_sum = 0, next_sum = 0;
+        for (const auto& [key, c] : by_batch) {
+          ran_sum += c.ran_us * steps_of_batch.at(key);
+          next_sum += c.next_us * steps_of_batch.at(key);
+        }
         const auto [ran_lo, ran_hi] = range([](const PolicyChange& c) { return c.ran_us; });
         const auto [next_lo, next_hi] = range([](const PolicyChange& c) { return c.next_us; });
         const auto [r_lo, r_hi] = range([](const PolicyChange& c) { return c.ratio(); });
         did += fmt::format(
             " over {} batches: {:.2f} to {:.2f} us ({}) -> {:.2f} to {:.2f} us ({}), ratio {:.3f} to {:.3f} ({:.3f} "
-            "over the steps)",
+            "over the steps' kernels summed)",
             by_batch.size(), ran_lo, ran_hi, running, next_lo, next_hi, e.policy, r_lo, r_hi,
-            weighted / static_cast<double>(w.after.size()));
+            ran_sum > 0 ? next_sum / ran_sum : 0.0);
         if (carry.known()) {
           const auto [c_lo, c_hi] = range([](const PolicyChange& c) { return c.carry_us; });
           did += fmt::format(", the next kernel {:+.2f} to {:+.2f} us for the L2 left dirty", c_lo, c_hi);

@@ -23,8 +23,8 @@ struct StepBatches {
   std::vector<DecodeBatch> steps;  // by the step's index in the trace
 };
 
-// At most this many requests over a file's entries (64 MB of lengths): a server's log of thousands of steps of
-// hundreds of requests stays far below it, and a file cannot ask for more memory than that.
+// At most this many requests over a file's entries (32 MB of lengths, held a few times over while they are planned):
+// a server's log of thousands of steps of hundreds of requests stays far below it, and a file cannot ask for more.
 constexpr long long kMaxStepBatchesRequests = 1 << 22;
 
 // Parses step-batches JSON against the flags' batch `flags`, for a trace of `trace_steps` steps (0: not checked
