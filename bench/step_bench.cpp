@@ -73,60 +73,51 @@ void BM_StepTenThousandKernels(benchmark::State& state) {
 }
 BENCHMARK(BM_StepTenThousandKernels)->Unit(benchmark::kMillisecond);
 
-// The same with the ops' bytes given (mlasim step --op-bytes, the step stack's file) on an H100: every kernel takes
-// its bytes, and the fuse, the removal and a policy change weigh what the ops wrote and read into L2, and the
-// write-back of what they left dirty, for each of the 1000 stage 1s.
-void BM_StepTenThousandKernelsWithOpBytes(benchmark::State& state) {
-  const std::string text = trace_of(100, 10);
-  const StepRules rules = load_step_rules("mlasim-torch");
-  const std::vector<StepEdit> edits = {parse_step_edit("fuse=q_prep:bytes=18743296:written=1179648"),
-                                       parse_step_edit("remove=copy"), parse_step_edit("policy=fixed:splits=4"),
-                                       parse_step_edit("gaps=1")};
-  sim::Workload workload;
-  workload.gpu = "h100";
-  workload.batch = sim::BatchSpec::uniform(16, 4096);
-  workload.heads = 128;
-  const sim::WorkloadContext ctx = sim::resolve(workload);
-  const OpBytesRules bytes = load_op_bytes(data_dir() + "/measurements/h100/step_interleaved/run1/op_bytes.json");
-  for (auto _ : state) {
-    const KernelTrace trace = parse_kernel_trace(text, "bench");
-    const StepAnalysis a = analyse_steps(trace, rules, {});
-    const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes});
-    benchmark::DoNotOptimize(w.after_summary.time_us);
+// The step stack on an H100 with the ops' bytes given (mlasim step --op-bytes, the step stack's file): every kernel
+// takes its bytes, and the fuse, the removal and a policy change weigh what the ops wrote and read into L2, and the
+// write-back of what they left dirty, for each of the 1000 stage 1s. Timed with the flags' batch or each step's own.
+struct StackWithOpBytes {
+  std::string text = trace_of(100, 10);
+  StepRules rules = load_step_rules("mlasim-torch");
+  std::vector<StepEdit> edits = {parse_step_edit("fuse=q_prep:bytes=18743296:written=1179648"),
+                                 parse_step_edit("remove=copy"), parse_step_edit("policy=fixed:splits=4"),
+                                 parse_step_edit("gaps=1")};
+  sim::WorkloadContext ctx = [] {
+    sim::Workload workload;
+    workload.gpu = "h100";
+    workload.batch = sim::BatchSpec::uniform(16, 4096);
+    workload.heads = 128;
+    return sim::resolve(workload);
+  }();
+  OpBytesRules bytes = load_op_bytes(data_dir() + "/measurements/h100/step_interleaved/run1/op_bytes.json");
+
+  void run(benchmark::State& state, const StepBatches* batches) const {
+    for (auto _ : state) {
+      const KernelTrace trace = parse_kernel_trace(text, "bench");
+      const StepAnalysis a = analyse_steps(trace, rules, {});
+      const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes, batches});
+      benchmark::DoNotOptimize(w.after_summary.time_us);
+    }
+    state.counters["kernels"] = 10000;
   }
-  state.counters["kernels"] = 10000;
-}
+};
+
+void BM_StepTenThousandKernelsWithOpBytes(benchmark::State& state) { StackWithOpBytes{}.run(state, nullptr); }
 BENCHMARK(BM_StepTenThousandKernelsWithOpBytes)->Unit(benchmark::kMillisecond);
 
 // The same with each step's own batch (mlasim step --step-batches), as a server's log gives it: 16 requests of
 // different contexts that each grow by a token per step, so every one of the 100 steps is a batch of its own, planned
 // under both policies and played for its write-back.
 void BM_StepTenThousandKernelsWithStepBatches(benchmark::State& state) {
-  const std::string text = trace_of(100, 10);
-  const StepRules rules = load_step_rules("mlasim-torch");
-  const std::vector<StepEdit> edits = {parse_step_edit("fuse=q_prep:bytes=18743296:written=1179648"),
-                                       parse_step_edit("remove=copy"), parse_step_edit("policy=fixed:splits=4"),
-                                       parse_step_edit("gaps=1")};
-  sim::Workload workload;
-  workload.gpu = "h100";
-  workload.batch = sim::BatchSpec::uniform(16, 4096);
-  workload.heads = 128;
-  const sim::WorkloadContext ctx = sim::resolve(workload);
-  const OpBytesRules bytes = load_op_bytes(data_dir() + "/measurements/h100/step_interleaved/run1/op_bytes.json");
+  const StackWithOpBytes stack;
   nlohmann::json steps = nlohmann::json::array();
   for (int s = 0; s < 100; ++s) {
     nlohmann::json kv = nlohmann::json::array();
     for (int r = 0; r < 16; ++r) kv.push_back(1000 + 937 * r + s);
     steps.push_back({{"kv_lens", kv}});
   }
-  const StepBatches batches = step_batches_from_json(nlohmann::json{{"steps", steps}}.dump(), "bench", ctx.batch);
-  for (auto _ : state) {
-    const KernelTrace trace = parse_kernel_trace(text, "bench");
-    const StepAnalysis a = analyse_steps(trace, rules, {});
-    const StepWhatIf w = apply_step_edits(a, edits, {&ctx, "aiter-v1", nullptr, &bytes, &batches});
-    benchmark::DoNotOptimize(w.after_summary.time_us);
-  }
-  state.counters["kernels"] = 10000;
+  const StepBatches batches = step_batches_from_json(nlohmann::json{{"steps", steps}}.dump(), "bench", stack.ctx.batch);
+  stack.run(state, &batches);
   state.counters["batches"] = 100;
 }
 BENCHMARK(BM_StepTenThousandKernelsWithStepBatches)->Unit(benchmark::kMillisecond);

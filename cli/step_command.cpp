@@ -87,11 +87,12 @@ std::string batch_line(const validate::StepAnalysis& a, const validate::StepWhat
                        const validate::StepBatches* batches) {
   if (batches) {
     // Each step's own batch from the user's file: how many differ, and their range.
-    std::set<std::pair<std::vector<int>, std::vector<int>>> distinct;
+    const std::vector<int> first_equal = validate::first_equal_entries(*batches);
+    std::set<int> distinct;
     int fewest = 0, most = 0, shortest = 0, longest = 0;
     for (const validate::DecodeStep& s : a.steps) {
       const DecodeBatch& b = batches->steps.at(static_cast<size_t>(s.index));
-      distinct.emplace(b.kv_lens, b.qo_lens);
+      distinct.insert(first_equal[static_cast<size_t>(s.index)]);
       const auto [lo, hi] = std::minmax_element(b.kv_lens.begin(), b.kv_lens.end());
       fewest = fewest == 0 ? b.size() : std::min(fewest, b.size());
       most = std::max(most, b.size());
@@ -252,6 +253,8 @@ void run_step(const StepCommandOptions& o) {
               {"other_edits", w.other_edits}};
     else if (!w.band_basis.empty())
       band = {{"half_width_us", nullptr}, {"basis", w.band_basis}};
+    // Steps whose grid disagrees with their entry of the step batches (none without a file or a grid).
+    const GridCheck grid = batches ? grid_disagreements(a, *batches) : GridCheck{};
     const nlohmann::json j = {
         {"trace", a.trace},
         {"format", a.format},
@@ -262,9 +265,7 @@ void run_step(const StepCommandOptions& o) {
         {"unmarked_kernels", a.unmarked_kernels},
         {"batch_source", a.batch_source},
         {"step_batches", batches ? nlohmann::json(batches->origin) : nlohmann::json()},
-        {"step_batches_grid_disagree", batches && grid_disagreements(a, *batches).with_grid > 0
-                                           ? nlohmann::json(grid_disagreements(a, *batches).disagree)
-                                           : nlohmann::json()},
+        {"step_batches_grid_disagree", grid.with_grid > 0 ? nlohmann::json(grid.disagree) : nlohmann::json()},
         {"steps_with_batch", a.steps_with_batch},
         {"batch_refused", a.batch_refused},
         {"tokens_per_step", w.tokens_per_step},

@@ -173,10 +173,11 @@ bool StepView::set_step_batches(const QString& path) {
   try {
     if (!path.isEmpty()) {
       text = read_text_file(path.toStdString(), "step-batches");
-      // Read once now, so a bad file is named even before a trace is open (against the trace's steps in update()),
-      // against the workload's shape or, before there is one, a plain dense batch.
-      validate::step_batches_from_json(*text, path.toStdString(),
-                                       workload_ ? workload_->batch : DecodeBatch::uniform(1, 1));
+      // With no trace open update() reads nothing: read it here, so a bad file is named at once (against the
+      // workload's shape or, before there is one, a plain dense batch).
+      if (!analysis_)
+        validate::step_batches_from_json(*text, path.toStdString(),
+                                         workload_ ? workload_->batch : DecodeBatch::uniform(1, 1));
     }
   } catch (const InputError& e) {
     return show_error(e);

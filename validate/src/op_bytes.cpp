@@ -54,17 +54,8 @@ OpBytesRules op_bytes_of(const nlohmann::json& j, const std::string& origin) {
 }  // namespace
 
 OpBytesRules op_bytes_from_json(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("op-bytes", origin + ": is not valid JSON (" + e.what() + ")");
-  }
-  try {
-    return op_bytes_of(j, origin);
-  } catch (const InputError& e) {
-    throw InputError("op-bytes", origin + ": " + e.what());
-  }
+  return parse_file_json(parse_json_text(text, origin, "op-bytes"), origin, "op-bytes",
+                         [&](const nlohmann::json& j) { return op_bytes_of(j, origin); });
 }
 
 OpBytesRules load_op_bytes(const std::string& path) {

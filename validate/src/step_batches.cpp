@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "mlasim/model/input_error.h"
 #include "mlasim/model/json_fields.h"
@@ -67,10 +69,8 @@ StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, 
   if (!steps.is_array() || steps.empty())
     throw InputError("steps", "must be a non-empty list, one batch per step of the trace");
   // Before an entry is expanded: the trace's count of steps, and what all of them ask for.
-  if (trace_steps > 0 && steps.size() != static_cast<size_t>(trace_steps))
-    throw InputError("steps", fmt::format("{} entries, where the trace has {} step{} (one entry per step, in order, "
-                                          "the skipped ones included)",
-                                          steps.size(), trace_steps, trace_steps == 1 ? "" : "s"));
+  if (const std::string why = trace_steps > 0 ? entries_per_step_mismatch(steps.size(), trace_steps) : ""; !why.empty())
+    throw InputError("steps", why);
   long long requests = 0;  // stops past the limit: no sum can overflow
   for (size_t i = 0; i < steps.size() && requests <= kMaxStepBatchesRequests; ++i)
     requests += std::min(requests_asked(steps[i]), kMaxStepBatchesRequests + 1);
@@ -84,24 +84,35 @@ StepBatches step_batches_of(const nlohmann::json& j, const std::string& origin, 
 
 }  // namespace
 
+std::string entries_per_step_mismatch(size_t entries, int trace_steps) {
+  if (entries == static_cast<size_t>(trace_steps)) return "";
+  return fmt::format(
+      "{} entries, where the trace has {} step{} (one entry per step, in order, the skipped ones "
+      "included)",
+      entries, trace_steps, trace_steps == 1 ? "" : "s");
+}
+
+std::vector<int> first_equal_entries(const StepBatches& batches) {
+  std::map<std::pair<std::vector<int>, std::vector<int>>, int> first;
+  std::vector<int> out;
+  out.reserve(batches.steps.size());
+  for (size_t i = 0; i < batches.steps.size(); ++i) {
+    const DecodeBatch& b = batches.steps[i];
+    out.push_back(first.emplace(std::pair{b.kv_lens, b.qo_lens}, static_cast<int>(i)).first->second);
+  }
+  return out;
+}
+
 StepBatches step_batches_from_json(const std::string& text, const std::string& origin, const DecodeBatch& flags,
                                    int trace_steps) {
   if (flags.is_sparse() || !flags.merge_token.empty())
     throw InputError("step-batches", origin +
                                          ": is for dense batches; a sparse or two-scope batch takes its rows per "
                                          "request from the flags");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("step-batches", origin + ": is not valid JSON (" + e.what() + ")");
-  }
+  const nlohmann::json j = parse_json_text(text, origin, "step-batches");
   if (!j.is_object()) throw InputError("step-batches", origin + ": must be an object {description, steps: [...]}");
-  try {
-    return step_batches_of(j, origin, flags, trace_steps);
-  } catch (const InputError& e) {
-    throw InputError("step-batches", origin + ": " + e.what());
-  }
+  return parse_file_json(j, origin, "step-batches",
+                         [&](const nlohmann::json& top) { return step_batches_of(top, origin, flags, trace_steps); });
 }
 
 StepBatches load_step_batches(const std::string& path, const DecodeBatch& flags, int trace_steps) {

@@ -377,15 +377,11 @@ int remove_kernels(DecodeStep& s, const StepSelector& match) {
 class StepWorkloads {
  public:
   StepWorkloads(const sim::WorkloadContext& flags, bool counts_tokens, std::string source, const StepBatches* batches)
-      : flags_(flags), counts_tokens_(counts_tokens), source_(std::move(source)), batches_(batches) {
-    if (!batches_) return;
-    // Steps of equal batches share a key: the first entry of that batch.
-    std::map<std::pair<std::vector<int>, std::vector<int>>, int> first;
-    for (size_t i = 0; i < batches_->steps.size(); ++i) {
-      const DecodeBatch& b = batches_->steps[i];
-      entry_key_.push_back(first.emplace(std::pair{b.kv_lens, b.qo_lens}, static_cast<int>(i)).first->second);
-    }
-  }
+      : flags_(flags),
+        counts_tokens_(counts_tokens),
+        source_(std::move(source)),
+        batches_(batches),
+        entry_key_(batches ? first_equal_entries(*batches) : std::vector<int>{}) {}
   // Whether a step takes the flags' batch: neither the step batches nor the trace give it one, or a two-scope batch
   // keeps the flags'.
   bool takes_flags_batch(const DecodeStep& s) const {
@@ -458,7 +454,7 @@ class StepWorkloads {
   bool counts_tokens_;
   std::string source_;
   const StepBatches* batches_;
-  std::vector<int> entry_key_;                   // each step batch's key
+  std::vector<int> entry_key_;                   // each step batch's key: the first entry of that batch
   std::map<int, sim::WorkloadContext> resized_;  // by key
 };
 
@@ -701,13 +697,9 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   StepShapes shapes;
   if (context.step_batches) {
     if (!context.workload) throw InputError("step-batches", "needs the step's workload (GPU, heads, dtypes)");
-    const size_t entries = context.step_batches->steps.size();
-    if (entries != static_cast<size_t>(analysis.total_steps))
-      throw InputError("step-batches",
-                       fmt::format("{}: {} entries, where the trace has {} step{} (one entry per step, in order, the "
-                                   "skipped ones included)",
-                                   context.step_batches->origin, entries, analysis.total_steps,
-                                   analysis.total_steps == 1 ? "" : "s"));
+    if (const std::string why = entries_per_step_mismatch(context.step_batches->steps.size(), analysis.total_steps);
+        !why.empty())
+      throw InputError("step-batches", context.step_batches->origin + ": steps: " + why);
   }
   if (context.workload) {
     workloads.emplace(*context.workload, analysis.batch_counts_tokens, analysis.batch_source, context.step_batches);
@@ -835,13 +827,13 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       const sim::L2Carry carry = sim::l2_carry_of(context.workload->params);  // resized batches keep the params
       int layers = 0, followers = 0;
       const auto prior_ran = prior_before(e.text);
-      std::map<int, int> requests_of_batch, first_step_of_batch, steps_of_batch;  // by key
+      std::map<int, size_t> first_of_batch;  // by key: the first edited step that ran it (its requests, its index)
+      std::map<int, int> steps_of_batch;     // by key
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int requests = w.step_requests[i];
         auto c = by_batch.find(batch_key[i]);
         if (c == by_batch.end()) {
-          requests_of_batch[batch_key[i]] = requests;
-          first_step_of_batch[batch_key[i]] = w.before[i].index;
+          first_of_batch[batch_key[i]] = i;
           c = by_batch
                   .emplace(batch_key[i], policy_change(plan_of(running, i, e.text), plan_of(e.policy, i, e.text),
                                                        workloads->of(w.before[i]), carry))
@@ -874,10 +866,11 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       for (const auto& [key, c] : by_batch) order.push_back(key);
       if (context.step_batches)
         std::sort(order.begin(), order.end(),
-                  [&](int x, int y) { return first_step_of_batch.at(x) < first_step_of_batch.at(y); });
+                  [&](int x, int y) { return first_of_batch.at(x) < first_of_batch.at(y); });
       for (const int key : order) {
         const PolicyChange& c = by_batch.at(key);
-        const std::string batch = workloads->batch_name(key, first_step_of_batch.at(key));
+        const size_t first = first_of_batch.at(key);
+        const std::string batch = workloads->batch_name(key, w.before[first].index);
         if (listed) {
           did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
                              by_batch.size() > 1 ? fmt::format(" at {}:", batch) : std::string(), c.ran_us, running,
@@ -887,7 +880,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
         }
         sep = ";";
-        w.policy_changes.push_back({e.text, running, e.policy, requests_of_batch.at(key), batch, c.ran_us, c.next_us,
+        w.policy_changes.push_back({e.text, running, e.policy, w.step_requests[first], batch, c.ran_us, c.next_us,
                                     carry.known(), c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb,
                                     c.dirty_ran.reread_missed_mb, c.dirty_next.reread_missed_mb, c.carry_us, "", 0.0,
                                     0});

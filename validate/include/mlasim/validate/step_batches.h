@@ -27,6 +27,13 @@ struct StepBatches {
 // a server's log of thousands of steps of hundreds of requests stays far below it, and a file cannot ask for more.
 constexpr long long kMaxStepBatchesRequests = 1 << 22;
 
+// Why a file of `entries` entries does not fit a trace of `trace_steps` steps; empty where it does.
+std::string entries_per_step_mismatch(size_t entries, int trace_steps);
+
+// Each entry's first equal entry (the same KV and query lengths): steps of equal batches share one plan, and the
+// report counts the batches the steps ran.
+std::vector<int> first_equal_entries(const StepBatches& batches);
+
 // Parses step-batches JSON against the flags' batch `flags`, for a trace of `trace_steps` steps (0: not checked
 // here; apply_step_edits checks it), which the entries must match before any is expanded; errors are
 // InputError("step-batches", "ORIGIN: steps[3].kv_lens: ...").
