@@ -135,6 +135,15 @@ python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16 $m/h200/split_ratio_h1
   $k/knee_h16_run1.csv $k/knee_h16_run2.csv ${k}2/knee2_h16_run1.csv ${k}2/knee2_h16_run2.csv --date "$date" \
   --write >/dev/null
 
+# The fuse and remove edits' error per site over the interleaved step runs (docs/step.md section 3), the band
+# `mlasim step` gives them: the committed predictions first made again with these profiles.
+for f in $(find $m -name predictions.json | sort); do
+  python3 scripts/step_table.py "$bin" "$(dirname "$f")" >/dev/null
+done
+for g in h100 h200; do
+  python3 scripts/edit_error_fit.py $g --date "$date" --write >/dev/null
+done
+
 # MI355X: per-CU rate of the 16-head kernel (the global beta_cu_gbps, which its class inherits) and the memory
 # ceiling from the ATOM #611 ratio and the 128-row rows; the 128-row kernel's own fixed cost, rate and efficiency.
 knee=$(python3 -c 'import json; print(json.load(open("data/gpus/h100.json"))["params"]["bw_knee"]["value"])')

@@ -8,8 +8,10 @@ by GPU, heads and batch (a batch past 16 runs the fused q prep's grid in two gro
 The mixed-batch change is the one predicted from each step's own batch; its comparison row, every step at the
 flags' batch, is left out, as is the mixed-context change's (every step at the flags' context, where the run's
 step_batches file gives each step its own). Sequential runs (data/measurements/h100/step, step_copy*) have no mixed-batch steps and
-are left out too. Last, how many policy edits' measured steps fall inside the band `mlasim step` predicts for
-them (predictions.json's band_us: the held-out ratio error of two plans, docs/step.md §3).
+are left out too. Last, how many edits' measured steps fall inside the band `mlasim step` predicts for them
+(predictions.json's band_us, docs/step.md §3): the policy edits' (the held-out ratio error of two plans) and the
+fuse and remove edits' (their error per site over these runs, scripts/edit_error_fit.py: in sample here; that
+script gives the count with each workload left out).
 """
 import glob
 import json
@@ -50,7 +52,8 @@ def main():
                 g[kind][0] += abs(p["error_of_change_pct"]) <= TARGET_PCT
                 g[kind][1] += 1
             if p.get("within_band") is not None:
-                band = bands.setdefault(key, [0, 0])
+                edit = "fuse and remove" if p["edit"].split("=")[0] in ("fuse", "remove") else "policy"
+                band = bands.setdefault((edit,) + key, [0, 0])
                 band[0] += p["within_band"]
                 band[1] += 1
     print("| GPU | heads | batch | runs | " + " | ".join(name for _, name in KINDS) + " | all |")
@@ -64,13 +67,16 @@ def main():
         cells = " | ".join(f"{g[k][0]}/{g[k][1]}" if g[k][1] else "-" for k, _ in KINDS)
         print(f"| {key[0].upper()} | {key[1]} | {key[2]} | {g['runs']} | {cells} | {within}/{edits} |")
     print(f"\n{total[0]} of {total[1]} edits within +-{TARGET_PCT:g} % of the measured change")
-    # How often the measured step falls inside the policy edits' predicted 90 % band (the held-out ratio error).
-    if bands:
-        inside = sum(b[0] for b in bands.values())
-        edits = sum(b[1] for b in bands.values())
+    # How often the measured step falls inside the edits' predicted 90 % band.
+    for edit in ("policy", "fuse and remove"):
+        mine = {k[1:]: b for k, b in bands.items() if k[0] == edit}
+        if not mine:
+            continue
+        inside = sum(b[0] for b in mine.values())
+        edits = sum(b[1] for b in mine.values())
         groups_text = ", ".join(f"{k[0].upper()} {k[1]} heads {k[2]}: {b[0]}/{b[1]}" for k, b in
-                                sorted(bands.items(), key=lambda kb: (kb[0][0], -kb[0][1], kb[0][2])))
-        print(f"{inside} of {edits} policy edits' measured steps inside the predicted 90 % band ({groups_text})")
+                                sorted(mine.items(), key=lambda kb: (kb[0][0], -kb[0][1], kb[0][2])))
+        print(f"{inside} of {edits} {edit} edits' measured steps inside the predicted 90 % band ({groups_text})")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ QImage step_picture(const validate::StepWhatIf& w, size_t step, const QString& t
   }
   const validate::DecodeStep* lanes[2] = {&w.before[step], &w.after[step]};
   const QString names[2] = {QStringLiteral("measured"), QStringLiteral("edited")};
-  // The policy edits' 90 % band around the edited step's end: this step's half width.
+  // The edits' 90 % band around the edited step's end: this step's half width.
   const double band = step < w.band_per_step_us.size() ? w.band_per_step_us[step] : 0.0;
   const double span = std::max({lanes[0]->time_us(), lanes[1]->time_us() + band, 1e-9});
   const QFontMetrics fm(p.font());

@@ -248,13 +248,16 @@ QString StepView::summary() const {
                   .arg((what_if_->speedup() - 1) * 100, 0, 'f', 1)
                   .arg(b.attention_share() * 100, 0, 'f', 1)
                   .arg(a.attention_share() * 100, 0, 'f', 1);
-  // The policy edits' 90 % band (their ratio error), or why there is none.
+  // The edits' 90 % band (the policy edits' ratio error, the fuse and remove edits' measured error), or why there is
+  // none.
+  QStringList unbanded;
+  for (const std::string& e : what_if_->unbanded_edits) unbanded << QString::fromStdString(e);
   if (const auto band = what_if_->band_range())
     s += tr("\n90 % band of the edited step: %1 .. %2 us (%3)")
              .arg(band->first, 0, 'f', 1)
              .arg(band->second, 0, 'f', 1)
              .arg(QString::fromStdString(what_if_->band_basis)) +
-         (what_if_->other_edits ? tr("; the other edits' errors are not in it") : QString());
+         (unbanded.isEmpty() ? QString() : tr("; not in it: %1").arg(unbanded.join(QStringLiteral(", "))));
   else if (!what_if_->band_basis.empty())
     s += tr("\nno band: %1").arg(QString::fromStdString(what_if_->band_basis));
   for (const std::string& n : what_if_->notes) s += QStringLiteral("\n") + QString::fromStdString(n);

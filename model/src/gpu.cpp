@@ -152,6 +152,28 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
       g.ratio_error[k] = e;
     }
   }
+  if (j.contains("edit_error")) {
+    const std::string form = "{median_us, p90_us, edits, source}";
+    if (!j["edit_error"].is_object())
+      throw InputError("gpu.edit_error", "must be an object of edit kind (fuse, remove) -> " + form + " in " + origin);
+    for (const auto& [k, v] : j["edit_error"].items()) {
+      const std::string field = "gpu.edit_error." + k;
+      if (k != "fuse" && k != "remove") throw InputError(field, "unknown edit kind (fuse, remove) in " + origin);
+      if (!v.is_object()) throw InputError(field, "must be an object " + form + " in " + origin);
+      EditError e;
+      for (const auto& [key, out] : {std::pair{"median_us", &e.median_us}, std::pair{"p90_us", &e.p90_us}}) {
+        if (!v.contains(key) || !v[key].is_number() || !(v[key].get<double>() >= 0))
+          throw InputError(field + "." + key, "must be a number >= 0 (us) in " + origin);
+        *out = v[key].get<double>();
+      }
+      if (e.median_us > e.p90_us) throw InputError(field + ".median_us", "must be at most p90_us in " + origin);
+      if (!v.contains("edits")) throw InputError(field + ".edits", "missing (an integer >= 1) in " + origin);
+      e.edits = value_as<int>(v["edits"], field + ".edits", origin);
+      if (e.edits < 1) throw InputError(field + ".edits", "must be an integer >= 1 in " + origin);
+      e.source = optional<std::string>(v, "source", "", field, origin);
+      g.edit_error[k] = e;
+    }
+  }
   return g;
 }
 
@@ -182,6 +204,11 @@ std::string gpu_to_json(const Gpu& g) {
     for (const auto& [k, e] : g.ratio_error) errors[k] = ratio_error_json(e);
     j["ratio_error"] = errors;
   }
+  if (!g.edit_error.empty()) {
+    json errors = json::object();
+    for (const auto& [k, e] : g.edit_error) errors[k] = edit_error_json(e);
+    j["edit_error"] = errors;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -197,6 +224,10 @@ nlohmann::ordered_json model_error_json(const ModelError& e) {
 
 nlohmann::ordered_json ratio_error_json(const RatioError& e) {
   return {{"median_pct", e.median_pct}, {"p90_pct", e.p90_pct}, {"pairs", e.pairs}, {"source", e.source}};
+}
+
+nlohmann::ordered_json edit_error_json(const EditError& e) {
+  return {{"median_us", e.median_us}, {"p90_us", e.p90_us}, {"edits", e.edits}, {"source", e.source}};
 }
 
 Gpu load_gpu(const std::string& name_or_path) {

@@ -193,19 +193,22 @@ TEST(CalibrateCli, FailedCalibrationWritesNoProfile) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
-// A refit replaces the parameters a profile's ratio error was measured with, so the written profile drops it
-// (scripts/ratio_error_fit.py measures it again).
-TEST(CalibrateCli, ARefitDropsTheRatioError) {
+// A refit replaces the parameters a profile's ratio error and edit error were measured with, so the written profile
+// drops them (scripts/ratio_error_fit.py and scripts/edit_error_fit.py measure them again).
+TEST(CalibrateCli, ARefitDropsTheRatioAndEditErrors) {
   const std::string measurements = synthetic_measurements(profile_with({{"t_fix_us", 3.0}}));
   const std::string start = profile_with({});
   nlohmann::json j = nlohmann::json::parse(read_file(start));
   j["ratio_error"] = {{"asm-a8w8-qh16", {{"median_pct", 1}, {"p90_pct", 3}, {"pairs", 10}, {"source", "test"}}}};
+  j["edit_error"] = {{"fuse", {{"median_us", 0.3}, {"p90_us", 1.3}, {"edits", 10}, {"source", "test"}}}};
   write_file(start, j.dump(2));
   const std::string out = temp_path("fitted_ratio.json");
   ASSERT_EQ(
       run_cli("calibrate --measurements " + measurements + " --gpu " + start + " --free t_fix_us --out " + out).code,
       0);
-  EXPECT_FALSE(nlohmann::json::parse(read_file(out)).contains("ratio_error"));
+  const nlohmann::json fitted = nlohmann::json::parse(read_file(out));
+  EXPECT_FALSE(fitted.contains("ratio_error"));
+  EXPECT_FALSE(fitted.contains("edit_error"));
 }
 
 // Speedup pairs per kernel class: the pairs of two policies on one workload whose two rows the class costs (here every

@@ -238,10 +238,10 @@ TEST(StepCli, APolicyEditGivesItsFiguresPerBatchInJson) {
   EXPECT_TRUE(step_json("--trace " + trace + " --edit remove=copy")["policy_changes"].empty());
 }
 
-// A policy edit's 90 % band: the H100 profile's ratio error of the 128-head class, in JSON (the band around
-// the edited step, each batch's figures) and in the text's band line, which says when other edits' errors are not in
-// it.
-TEST(StepCli, APolicyEditsBandInJsonAndText) {
+// The edits' 90 % band: the H100 profile's ratio error of the 128-head class for a policy edit and its measured error
+// per removed kernel for a removal, in JSON (the band around the edited step, each batch's figures) and in the text's
+// band line, which names the edits whose errors are not in it.
+TEST(StepCli, TheEditsBandInJsonAndText) {
   const std::string trace =
       std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/mixed_a.json.gz" + kStepWorkload;
   const nlohmann::json j = step_json("--trace " + trace + " --edit policy=fixed:splits=4");
@@ -267,16 +267,29 @@ TEST(StepCli, APolicyEditsBandInJsonAndText) {
   EXPECT_NE(text.out.find(fmt::format("band    step {:.2f} .. {:.2f} us", edited - half, edited + half)),
             std::string::npos)
       << text.out;
-  EXPECT_EQ(text.out.find("the other edits' errors are not in it"), std::string::npos);
-  const CliResult with_removal = run_cli("step --trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy");
-  EXPECT_NE(with_removal.out.find("; the other edits' errors are not in it"), std::string::npos) << with_removal.out;
+  EXPECT_EQ(text.out.find("; not in it:"), std::string::npos);
   EXPECT_FALSE(j["band"]["other_edits"].get<bool>());
-  EXPECT_TRUE(step_json("--trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy")["band"]["other_edits"]
-                  .get<bool>());
-  // Without a policy edit there is no band.
+  // A gap edit's error is not in it, and the band says so.
+  const CliResult with_gaps = run_cli("step --trace " + trace + " --edit policy=fixed:splits=4 --edit gaps=0.5");
+  EXPECT_NE(with_gaps.out.find("; not in it: gaps=0.5\n"), std::string::npos) << with_gaps.out;
+  const nlohmann::json gaps = step_json("--trace " + trace + " --edit policy=fixed:splits=4 --edit gaps=0.5");
+  EXPECT_TRUE(gaps["band"]["other_edits"].get<bool>());
+  EXPECT_EQ(gaps["band"]["not_in_it"], nlohmann::json::array({"gaps=0.5"}));
+  // A removal adds its kernels times the profile's p90 per removed kernel (8 a step: one per layer), with or
+  // without a policy edit.
+  const double remove_p90 = nlohmann::json::parse(read_file(std::string(MLASIM_DATA_DIR) +
+                                                            "/gpus/h100.json"))["edit_error"]["remove"]["p90_us"]
+                                .get<double>();
+  const nlohmann::json both = step_json("--trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy");
+  EXPECT_NEAR(both["band"]["half_width_us"].get<double>(), half + 8 * remove_p90, 1e-9);
+  EXPECT_FALSE(both["band"]["other_edits"].get<bool>());
   const nlohmann::json removal = step_json("--trace " + trace + " --edit remove=copy");
-  ASSERT_TRUE(removal.contains("band"));
-  EXPECT_TRUE(removal["band"].is_null());
+  EXPECT_NEAR(removal["band"]["half_width_us"].get<double>(), 8 * remove_p90, 1e-9);
+  EXPECT_NE(removal["band"]["basis"].get<std::string>().find("the fuse and remove edits within the p90"),
+            std::string::npos)
+      << removal["band"];
+  // A gap edit alone has no band and no basis.
+  EXPECT_TRUE(step_json("--trace " + trace + " --edit gaps=0.5")["band"].is_null());
 }
 
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {

@@ -92,6 +92,10 @@ class StepTabTest : public QObject {
     QVERIFY2(std::abs(view->what_if()->after_summary.time_us - 1702.57) < 0.01,
              qPrintable(QString::number(view->what_if()->after_summary.time_us)));
     QVERIFY(view->what_if()->after_summary.time_us < without);
+    // The removal's band: each removed copy times the H100 profile's measured error per removed kernel.
+    QVERIFY(view->what_if()->band_us.has_value());
+    QVERIFY2(view->summary().contains(QStringLiteral("the fuse and remove edits within the p90")),
+             qPrintable(view->summary()));
     bool named = false;
     for (const QLabel* l : view->findChildren<QLabel*>())
       named |= l->text() == QStringLiteral("op bytes: op_bytes.json");

@@ -74,6 +74,40 @@ TEST(Gpu, RatioErrorRoundTripsAndABadOneIsNamed) {
   EXPECT_EQ(error_of(R"({"k":{"median_pct":2,"p90_pct":2,"pairs":1}})"), "no error");  // median = p90 is allowed
 }
 
+// The fuse and remove edits' measured error per site (mlasim step's band for them) survives a round trip; a bad one,
+// or an edit kind that has none, is named by its field.
+TEST(Gpu, EditErrorRoundTripsAndABadOneIsNamed) {
+  Gpu g = load_gpu("mi300x");
+  g.edit_error["fuse"] = EditError{0.3, 1.3, 47, "test"};
+  const Gpu back = parse_gpu_json(gpu_to_json(g), "round trip");
+  ASSERT_EQ(back.edit_error.size(), 1u);
+  const EditError& e = back.edit_error.at("fuse");
+  EXPECT_EQ(e.median_us, 0.3);
+  EXPECT_EQ(e.p90_us, 1.3);
+  EXPECT_EQ(e.edits, 47);
+  EXPECT_EQ(e.source, "test");
+  const std::string base = R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":8,"hbm_tbps":1,"edit_error":)";
+  const auto error_of = [&](const std::string& field) {
+    const auto error = input_error_of([&] { parse_gpu_json(base + field + "}", "x.json"); });
+    return error ? std::string(error->what()) : std::string("no error");
+  };
+  EXPECT_EQ(error_of("[]"),
+            "gpu.edit_error: must be an object of edit kind (fuse, remove) -> {median_us, p90_us, edits, source} in "
+            "x.json");
+  EXPECT_EQ(error_of(R"({"gaps":{}})"), "gpu.edit_error.gaps: unknown edit kind (fuse, remove) in x.json");
+  EXPECT_EQ(error_of(R"({"fuse":3})"),
+            "gpu.edit_error.fuse: must be an object {median_us, p90_us, edits, source} in x.json");
+  EXPECT_EQ(error_of(R"({"remove":{"median_us":1}})"),
+            "gpu.edit_error.remove.p90_us: must be a number >= 0 (us) in x.json");
+  EXPECT_EQ(error_of(R"({"fuse":{"median_us":3,"p90_us":2,"edits":5}})"),
+            "gpu.edit_error.fuse.median_us: must be at most p90_us in x.json");
+  EXPECT_EQ(error_of(R"({"fuse":{"median_us":1,"p90_us":2}})"),
+            "gpu.edit_error.fuse.edits: missing (an integer >= 1) in x.json");
+  EXPECT_EQ(error_of(R"({"fuse":{"median_us":1,"p90_us":2,"edits":0}})"),
+            "gpu.edit_error.fuse.edits: must be an integer >= 1 in x.json");
+  EXPECT_EQ(error_of(R"({"fuse":{"median_us":1,"p90_us":2,"edits":3}})"), "no error");
+}
+
 TEST(Gpu, UnknownNameListsTheKnownOnes) {
   const auto e = input_error_of([&] { load_gpu("mi999"); });
   ASSERT_TRUE(e);

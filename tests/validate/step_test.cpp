@@ -422,6 +422,7 @@ TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {
 TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   sim::WorkloadContext ctx = h100_context();
   ctx.gpu.ratio_error.clear();
+  ctx.gpu.edit_error.clear();  // the policy edits' part alone (the fuse and remove edits' part: the test after)
   const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
   ASSERT_EQ(cls, sim::evaluate("fixed:splits=1", ctx).prediction->metrics.kernel_class);
   const StepWhatIf none = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
@@ -494,6 +495,61 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   const StepWhatIf gaps = apply({"gaps=0"}, &ctx);
   EXPECT_FALSE(gaps.band_us);
   EXPECT_TRUE(gaps.band_basis.empty());
+}
+
+// A fuse (by bytes) or remove edit adds each site it changed (a fused run, a removed kernel) times the p90 of that
+// kind's measured error per site; a fuse given by its time, a gap or a metadata edit adds nothing and is named.
+TEST_F(StepEdits, TheFuseAndRemoveEditsBandIsTheirSitesTimesTheMeasuredError) {
+  sim::WorkloadContext ctx = h100_context();
+  ctx.gpu.edit_error.clear();
+  const StepWhatIf none = apply({"remove=copy"}, &ctx);  // no error measured: no band, and why
+  EXPECT_FALSE(none.band_us);
+  EXPECT_EQ(none.band_basis, "no error of remove edits measured on h100");
+  EXPECT_NE(none.notes[0].find("; no error of remove edits measured on h100: not in the band"), std::string::npos)
+      << none.notes[0];
+  EXPECT_FALSE(apply({"gaps=0"}, &ctx).band_us);
+  EXPECT_EQ(apply({"gaps=0"}, &ctx).band_basis, "");  // nothing that has a band ran
+
+  ctx.gpu.edit_error["fuse"] = EditError{0.2, 0.5, 12, "test"};
+  ctx.gpu.edit_error["remove"] = EditError{0.1, 0.25, 10, "test"};
+  // Two layers a step: two copies removed, two q-prep runs fused.
+  const StepWhatIf removed = apply({"remove=copy"}, &ctx);
+  ASSERT_TRUE(removed.band_us);
+  EXPECT_NEAR(*removed.band_us, 2 * 0.25, 1e-12);
+  for (double b : removed.band_per_step_us) EXPECT_NEAR(b, 2 * 0.25, 1e-12);
+  EXPECT_FALSE(removed.other_edits);
+  EXPECT_NE(removed.band_basis.find("(remove 2.00 sites per step of remove, 0.25 us each over 10 edits)"),
+            std::string::npos)
+      << removed.band_basis;
+  EXPECT_NE(removed.notes[0].find("; in the band at 0.25 us per site, the p90 of the error of 10 remove edits"),
+            std::string::npos)
+      << removed.notes[0];
+  const StepWhatIf both = apply({"fuse=q_prep:bytes=18e6", "remove=copy", "gaps=0"}, &ctx);
+  ASSERT_TRUE(both.band_us);
+  EXPECT_NEAR(*both.band_us, 2 * 0.5 + 2 * 0.25, 1e-12);
+  EXPECT_EQ(both.unbanded_edits, std::vector<std::string>{"gaps=0"});
+  EXPECT_TRUE(both.other_edits);
+  // A fused kernel of a given time carries the user's error, not ours.
+  const StepWhatIf timed = apply({"fuse=q_prep:us=1.5"}, &ctx);
+  EXPECT_FALSE(timed.band_us);
+  EXPECT_EQ(timed.unbanded_edits, std::vector<std::string>{"fuse=q_prep:us=1.5 (a fused kernel of the time given)"});
+  EXPECT_NE(timed.notes[0].find("; a fused kernel of the time given: its error is not in the band"), std::string::npos)
+      << timed.notes[0];
+
+  // With a policy edit the two parts add, step by step.
+  ctx.gpu.ratio_error.clear();
+  const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
+  ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
+  const StepWhatIf policy = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
+  const StepWhatIf policy_and_remove = apply({"policy=fixed:splits=4", "remove=copy"}, &ctx, "fixed:splits=1");
+  ASSERT_TRUE(policy.band_us);
+  ASSERT_TRUE(policy_and_remove.band_us);
+  EXPECT_NEAR(*policy_and_remove.band_us, *policy.band_us + 2 * 0.25, 1e-9);
+  EXPECT_NE(policy_and_remove.band_basis.find("; plus the fuse and remove edits within the p90"), std::string::npos)
+      << policy_and_remove.band_basis;
+  // A policy edit whose part is unknown leaves no band, whatever the others add.
+  ctx.gpu.ratio_error.clear();
+  EXPECT_FALSE(apply({"policy=fixed:splits=4", "remove=copy"}, &ctx, "fixed:splits=1").band_us);
 }
 
 // The ratio error is of one query token per request: steps of more have no band, and the edit's line says why.

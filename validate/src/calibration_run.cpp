@@ -206,7 +206,9 @@ std::string fitted_profile_json(const std::string& profile_json, const Calibrati
   nlohmann::ordered_json errors = nlohmann::ordered_json::object();
   for (const auto& [name, e] : model_error_by_class(run, source)) errors[name] = model_error_json(e);
   j["model_error"] = errors;
-  j.erase("ratio_error");  // of the parameters just replaced: scripts/ratio_error_fit.py measures it again
+  // Of the parameters just replaced: scripts/ratio_error_fit.py and scripts/edit_error_fit.py measure them again.
+  j.erase("ratio_error");
+  j.erase("edit_error");
   return j.dump(2) + "\n";
 }
 

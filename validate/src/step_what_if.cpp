@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <regex>
 #include <set>
 #include <span>
@@ -613,6 +614,48 @@ void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::Workl
         "each step its own)";
 }
 
+// Where the fuse (by bytes) and remove edits ran: per step, the runs fused and the kernels removed.
+struct EditSites {
+  std::vector<int> fuse, remove;
+};
+
+// The fuse and remove edits' part of the 90 % band: per step, each site (a fused run, a removed kernel) times the p90
+// of that kind's measured error per site (Gpu::edit_error), added to the policy edits' part where they have one. A
+// policy edit without a band leaves none. Kinds the profile has no error for go to `unbanded`.
+void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sites, bool policy_ran,
+                             std::vector<std::string>& unbanded) {
+  std::vector<std::string> parts, missing;
+  std::vector<double> per_step(w.after.size(), 0.0);
+  for (const auto& [kind, count] : {std::pair{"fuse", &sites.fuse}, std::pair{"remove", &sites.remove}}) {
+    const int total = std::accumulate(count->begin(), count->end(), 0);
+    if (total == 0) continue;
+    const auto it = gpu.edit_error.find(kind);
+    if (it == gpu.edit_error.end()) {
+      missing.push_back(kind);
+      unbanded.push_back(fmt::format("the {} edits (no error of them measured on {})", kind, gpu.name));
+      continue;
+    }
+    for (size_t i = 0; i < per_step.size(); ++i) per_step[i] += (*count)[i] * it->second.p90_us;
+    parts.push_back(fmt::format("{} {:.2f} sites per step of {}, {:.2f} us each over {} edits", kind,
+                                total / static_cast<double>(per_step.size()), kind, it->second.p90_us,
+                                it->second.edits));
+  }
+  if (parts.empty()) {
+    if (!policy_ran && !missing.empty())
+      w.band_basis = fmt::format("no error of {} edits measured on {}", fmt::join(missing, " or "), gpu.name);
+    return;
+  }
+  if (policy_ran && !w.band_us) return;  // the policy edits' part is not known, so neither is the sum
+  if (!policy_ran) w.band_per_step_us.assign(w.after.size(), 0.0);
+  double band = 0;
+  for (size_t i = 0; i < per_step.size(); ++i) band += (w.band_per_step_us[i] += per_step[i]);
+  w.band_us = band / static_cast<double>(per_step.size());
+  const std::string edits = fmt::format(
+      "the fuse and remove edits within the p90 of their error per site over the validation runs on {} ({})", gpu.name,
+      fmt::join(parts, "; "));
+  w.band_basis = policy_ran ? w.band_basis + "; plus " + edits : edits;
+}
+
 }  // namespace
 
 StepEdit parse_step_edit(const std::string& text) {
@@ -720,6 +763,8 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   }
   std::string running = context.ran_policy;  // the policy the edited step runs
   std::vector<double> policy_attention;      // each step's attention as the last policy edit left it
+  EditSites sites{std::vector<int>(w.after.size(), 0), std::vector<int>(w.after.size(), 0)};
+  std::vector<std::string> unbanded;  // edits whose errors the band does not hold
   // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
   const L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
                                                 sim::l2_writeback_of(context.workload->params, context.workload->gpu)}
@@ -815,6 +860,18 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
           "no bytes in {}: {})",
           c.unknown / steps, l2.window_mb(), context.op_bytes->origin, short_name(c.missing));
     return out;
+  };
+  // What a fuse or remove edit puts into the band (Gpu::edit_error), for its line.
+  const auto band_note = [&](const std::string& kind) -> std::string {
+    if (!context.workload) return "";
+    const Gpu& gpu = context.workload->gpu;
+    const auto it = gpu.edit_error.find(kind);
+    if (it == gpu.edit_error.end())
+      return fmt::format("; no error of {} edits measured on {}: not in the band", kind, gpu.name);
+    return fmt::format(
+        "; in the band at {:.2f} us per site, the p90 of the error of {} {} edits of the validation runs on {} "
+        "(median {:.2f} us; docs/step.md §3)",
+        it->second.p90_us, it->second.edits, kind, gpu.name, it->second.median_us);
   };
   for (const StepEdit& e : edits) {
     const double before_us = summarize(w.after).time_us;
@@ -1022,8 +1079,13 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       };
       const auto prior = prior_before(e.text);
       int runs = 0;
-      for (DecodeStep& s : w.after) runs += fuse_runs(s, match, cost, fused_bytes);
+      for (size_t i = 0; i < w.after.size(); ++i) {
+        const int fused = fuse_runs(w.after[i], match, cost, fused_bytes);
+        runs += fused;
+        if (e.bytes) sites.fuse[i] += fused;  // a kernel given by its time has the user's error, not ours
+      }
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
+      if (!e.bytes) unbanded.push_back(e.text + " (a fused kernel of the time given)");
       if (scaled && scaled_runs == 0)
         costed += "; no op of the run has bytes (--op-bytes), so the stream kernel's cost stands";
       else if (scaled)
@@ -1037,19 +1099,26 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
                         runs / static_cast<int>(w.after.size()), fused_sum / runs, costed,
                         weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
+      did += e.bytes ? band_note("fuse") : "; a fused kernel of the time given: its error is not in the band";
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
       const auto prior = prior_before(e.text);
       int removed = 0;
-      for (DecodeStep& s : w.after) removed += remove_kernels(s, match);
+      for (size_t i = 0; i < w.after.size(); ++i) {
+        const int gone = remove_kernels(w.after[i], match);
+        removed += gone;
+        sites.remove[i] += gone;
+      }
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
-      did = fmt::format("{} kernels per step removed; {}", removed / static_cast<int>(w.after.size()),
-                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
+      did = fmt::format("{} kernels per step removed; {}{}", removed / static_cast<int>(w.after.size()),
+                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)),
+                        band_note("remove"));
     } else {
       for (DecodeStep& s : w.after)
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;
       did = fmt::format("every gap between kernels set to {:.2f} us", *e.us);
     }
+    if (e.kind == StepEdit::Kind::gaps || e.kind == StepEdit::Kind::metadata) unbanded.push_back(e.text);
     for (const DecodeStep& s : w.after)
       if (s.kernels.empty()) bad_edit(e.text, "leaves a step without a kernel");
     w.notes.push_back(
@@ -1057,12 +1126,14 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   }
   w.before_summary = summarize(w.before);
   w.after_summary = summarize(w.after);
-  if (!w.policy_changes.empty())  // a policy edit ran
+  const bool policy_ran = !w.policy_changes.empty();
+  if (policy_ran)
     band_of_policy_edits(w, flags_batch_steps, *context.workload, shapes, policy_attention, [&](size_t i) {
       return std::pair{&plan_of(context.ran_policy, i, "band"), &plan_of(running, i, "band")};
     });
-  w.other_edits =
-      std::any_of(edits.begin(), edits.end(), [](const StepEdit& e) { return e.kind != StepEdit::Kind::policy; });
+  if (context.workload) band_of_fuse_and_remove(w, context.workload->gpu, sites, policy_ran, unbanded);
+  w.unbanded_edits = unbanded;
+  w.other_edits = !unbanded.empty();
   return w;
 }
 

@@ -36,6 +36,16 @@ struct RatioError {
   std::string source;
 };
 
+// How far a decode-step edit other than a policy change misses the measured step, per site (a run of fused kernels,
+// or a removed kernel), over the validation runs' edits of one kind: the band `mlasim step` gives a fuse or a
+// remove edit (docs/step.md §3).
+struct EditError {
+  double median_us = 0;  // median |measured - predicted| step time per site, us
+  double p90_us = 0;     // 90th percentile of it
+  int edits = 0;         // edits measured
+  std::string source;
+};
+
 struct Gpu {
   std::string name;          // file stem, e.g. "mi355x"
   std::string display_name;  // e.g. "AMD Instinct MI355X"
@@ -56,6 +66,8 @@ struct Gpu {
   std::map<std::string, ModelError> model_error;
   // Held-out ratio error of two plans per kernel class name (written by scripts/ratio_error_fit.py).
   std::map<std::string, RatioError> ratio_error;
+  // Measured error of the fuse and remove edits per site, by edit kind (written by scripts/edit_error_fit.py).
+  std::map<std::string, EditError> edit_error;
 
   double matrix_tflops(DType t) const { return t == DType::fp8 ? fp8_tflops : bf16_tflops; }
   // The parameter `key`, or `fallback` when the profile does not carry it.
@@ -77,6 +89,8 @@ nlohmann::ordered_json gpu_param_json(const GpuParam& p);
 nlohmann::ordered_json model_error_json(const ModelError& e);
 // One kernel class's held-out ratio error as a profile holds it under "ratio_error".
 nlohmann::ordered_json ratio_error_json(const RatioError& e);
+// One edit kind's measured error as a profile holds it under "edit_error".
+nlohmann::ordered_json edit_error_json(const EditError& e);
 
 // Names of the built-in profiles (data/gpus/*.json), sorted.
 std::vector<std::string> builtin_gpu_names();

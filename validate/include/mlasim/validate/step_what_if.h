@@ -94,16 +94,21 @@ struct StepWhatIf {
   StepSummary before_summary, after_summary;
   std::vector<std::string> notes;                   // per edit, what it did (one line each)
   std::vector<PolicyChangeFigures> policy_changes;  // per policy edit and batch, in edit order
-  // Half the 90 % band of the edited mean step time that the policy edits give: each step's attention as the last
-  // policy edit left it, where its plan is no longer the one that ran, times the p90 of the two plans' ratio error
-  // over sessions no fit took as input (Gpu::ratio_error, the larger class's), the mean over the steps. nullopt where
-  // no policy edit ran, every step runs the plan that ran, a class has no ratio error, or the steps run more than one
-  // query token per request (band_basis says which). Fuse, remove, gap and metadata edits are not in it.
+  // Half the 90 % band of the edited mean step time, the mean over the steps of two parts added:
+  // - the policy edits': each step's attention as the last policy edit left it, where its plan is no longer the one
+  //   that ran, times the p90 of the two plans' ratio error over sessions no fit took as input (Gpu::ratio_error,
+  //   the larger class's);
+  // - the fuse (by bytes) and remove edits': each fused run and removed kernel times the p90 of that kind's measured
+  //   error per site over the validation runs (Gpu::edit_error).
+  // nullopt where neither part applies, where a policy edit's part is unknown (every step runs the plan that ran, a
+  // class has no ratio error, the steps run more than one query token per request), or where no kind that ran has
+  // an error measured (band_basis says which). Gap and metadata edits, and fuses given by time, are not in it.
   std::optional<double> band_us;
-  std::vector<double> band_per_step_us;  // each step's half width (0 where its plan is the one that ran)
+  std::vector<double> band_per_step_us;  // each step's half width (0 where nothing banded changed it)
   std::string band_basis;
-  bool other_edits = false;        // edits besides policy ones ran (their errors are not in the band)
-  double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
+  std::vector<std::string> unbanded_edits;  // the edits that ran whose errors are not in the band
+  bool other_edits = false;                 // unbanded_edits is not empty
+  double tokens_per_step = 0;               // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   std::vector<long long> step_kv_tokens;  // and their KV tokens (the step batches', else the flags' contexts)
   double speedup() const;                 // before step time / after step time

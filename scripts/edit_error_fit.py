@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""How far a fuse or a remove edit of `mlasim step` misses, per site, into a GPU profile's "edit_error" (docs/step.md
+section 3): over the committed interleaved step runs (data/measurements/GPU/step*/**/predictions.json, written by
+scripts/step_table.py), each fuse (by bytes) and remove edit's |measured - predicted| edited step, per site (a run of
+fused kernels or a removed kernel; the runs' stack has one per layer), the median and the 90th percentile.
+`mlasim step` takes the p90 times a step's sites as that edit's part of the 90 % band.
+
+It also says how well that band carries to a workload it did not see: each edit's measured step against the p90 of
+the other workloads' edits (leave one workload out: heads, requests and context).
+
+  scripts/edit_error_fit.py GPU [--data DIR] [--date DATE] [--write]
+
+Prints the figures; --write puts them into data/gpus/GPU.json. `mlasim calibrate` drops the field when it refits a
+profile's parameters, so scripts/fit_profiles.sh runs this after its fits.
+"""
+import argparse
+import datetime
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+
+KINDS = {"fuse": "a run of fused kernels", "remove": "a removed kernel"}
+
+
+def p90(values):
+    """The 90th percentile, nearest rank."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
+
+
+def rows(data, gpu):
+    """(kind, workload, |measured - predicted| per site, folder) for each fuse and remove edit of the GPU's
+    interleaved runs (those with mixed-batch steps; the sequential ones measured before and after apart)."""
+    pattern = os.path.join(data, "measurements", gpu, "step*", "**", "predictions.json")
+    for path in sorted(glob.glob(pattern, recursive=True)):
+        folder = os.path.dirname(path)
+        with open(os.path.join(folder, "events.json")) as f:
+            events = json.load(f)
+        if "mixed_batches" not in events:
+            continue
+        w = events["workload"]
+        workload = (w["heads"], w["batch"]["count"], w["batch"]["context"])
+        with open(path) as f:
+            for p in json.load(f):
+                kind = p["edit"].split("=")[0]
+                if kind not in KINDS or p.get("rules") or (kind == "fuse" and ":bytes=" not in p["edit"]):
+                    continue
+                yield kind, workload, abs(p["measured_us"] - p["predicted_us"]) / events["layers"], folder
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("gpu")
+    ap.add_argument("--data", default="data")
+    ap.add_argument("--date", default=datetime.date.today().isoformat())
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args()
+    found = list(rows(a.data, a.gpu))
+    if not found:
+        sys.exit(f"edit_error_fit: no interleaved step runs with predictions under {a.data}/measurements/{a.gpu}")
+    entries = {}
+    for kind, site in KINDS.items():
+        mine = [r for r in found if r[0] == kind]
+        if not mine:
+            continue
+        errors = [r[2] for r in mine]
+        workloads = sorted({r[1] for r in mine})
+        # Leave one workload out: is each edit's measured step inside the band of the other workloads' edits?
+        inside = sum(r[2] <= p90([o[2] for o in mine if o[1] != r[1]]) for r in mine if len(workloads) > 1)
+        entries[kind] = {
+            "median_us": round(statistics.median(errors), 4),
+            "p90_us": round(p90(errors), 4),
+            "edits": len(mine),
+            "source": (f"scripts/edit_error_fit.py, {a.date}: |measured - predicted| edited step per site ({site}) "
+                       f"of the {len(mine)} {kind} edits of the interleaved runs under data/measurements/{a.gpu}/step* "
+                       f"({len(workloads)} workloads, {len({r[3] for r in mine})} runs); docs/step.md section 3"),
+        }
+        print(f"{a.gpu} {kind}: {len(mine)} edits over {len(workloads)} workloads, per site median "
+              f"{entries[kind]['median_us']:.3f} us, p90 {entries[kind]['p90_us']:.3f} us; leaving each workload out, "
+              f"{inside} of {len(mine)} measured steps inside the others' band")
+    if a.write:
+        profile_path = os.path.join(a.data, "gpus", a.gpu + ".json")
+        with open(profile_path) as f:
+            profile = json.load(f)
+        profile["edit_error"] = entries
+        with open(profile_path, "w") as f:
+            f.write(json.dumps(profile, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
