@@ -41,6 +41,7 @@ StepView::StepView(QWidget* parent) : QWidget(parent) {
   clear_batches->setToolTip(tr("plan the workload's batch again in every step"));
   summary_label_ = new QLabel;
   summary_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_label_->setWordWrap(true);  // the edits' lines and the band's basis run long; the window keeps its width
   error_label_ = new QLabel;
   error_label_->setWordWrap(true);
   error_label_->setStyleSheet(QStringLiteral("color: #8a1111;"));

@@ -518,7 +518,7 @@ TEST_F(StepEdits, TheFuseAndRemoveEditsBandIsTheirSitesTimesTheMeasuredError) {
   EXPECT_NEAR(*removed.band_us, 2 * 0.25, 1e-12);
   for (double b : removed.band_per_step_us) EXPECT_NEAR(b, 2 * 0.25, 1e-12);
   EXPECT_FALSE(removed.other_edits);
-  EXPECT_NE(removed.band_basis.find("(remove 2.00 sites per step of remove, 0.25 us each over 10 edits)"),
+  EXPECT_NE(removed.band_basis.find("(remove: 2.00 removed kernels per step, 0.25 us each, the p90 over 10 edits)"),
             std::string::npos)
       << removed.band_basis;
   EXPECT_NE(removed.notes[0].find("; in the band at 0.25 us per site, the p90 of the error of 10 remove edits"),

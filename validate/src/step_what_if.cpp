@@ -626,7 +626,8 @@ void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sit
                              std::vector<std::string>& unbanded) {
   std::vector<std::string> parts, missing;
   std::vector<double> per_step(w.after.size(), 0.0);
-  for (const auto& [kind, count] : {std::pair{"fuse", &sites.fuse}, std::pair{"remove", &sites.remove}}) {
+  for (const auto& [kind, count, site] :
+       {std::tuple{"fuse", &sites.fuse, "fused runs"}, std::tuple{"remove", &sites.remove, "removed kernels"}}) {
     const int total = std::accumulate(count->begin(), count->end(), 0);
     if (total == 0) continue;
     const auto it = gpu.edit_error.find(kind);
@@ -636,8 +637,8 @@ void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sit
       continue;
     }
     for (size_t i = 0; i < per_step.size(); ++i) per_step[i] += (*count)[i] * it->second.p90_us;
-    parts.push_back(fmt::format("{} {:.2f} sites per step of {}, {:.2f} us each over {} edits", kind,
-                                total / static_cast<double>(per_step.size()), kind, it->second.p90_us,
+    parts.push_back(fmt::format("{}: {:.2f} {} per step, {:.2f} us each, the p90 over {} edits", kind,
+                                total / static_cast<double>(per_step.size()), site, it->second.p90_us,
                                 it->second.edits));
   }
   if (parts.empty()) {
