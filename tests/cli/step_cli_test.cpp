@@ -29,9 +29,10 @@ nlohmann::json step_json(const std::string& args) {
 }
 
 // Every folder of validation traces (data/measurements/<gpu>/step*/): four runs of two rounds of three changes;
-// 40 interleaved runs (15 on H100s, eight of them at other workloads, copy sizes or with a KV cache per layer; 25
-// on H200s, 22 of them at other workloads, copy sizes, with a KV cache per layer or at 16 heads) of four changes and a
-// mixed-batch change predicted with and without the steps' own batches. Six predictions each.
+// 68 interleaved runs (15 on H100s, nine of them at other workloads, copy sizes or with a KV cache per layer; 53 on
+// H200s, most at other workloads, copy sizes, with a KV cache per layer or at 16 heads) of four changes and a
+// mixed-batch change predicted with and without the steps' own batches (six predictions each; eight with steps of
+// several contexts).
 const std::vector<std::string>& step_folders() {
   static const std::vector<std::string> folders = {"h100/step",
                                                    "h100/step_copy8",
@@ -98,7 +99,13 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_contexts/h16_b48_ctx4096",
                                                    "h200/step_ragged/b16_ctx4096",
                                                    "h200/step_ragged/b12_ctx4096",
-                                                   "h200/step_ragged/h16_b48_ctx4096"};
+                                                   "h200/step_ragged/h16_b48_ctx4096",
+                                                   "h200/step_edit_band/b24_ctx4096",
+                                                   "h200/step_edit_band/b6_ctx8192",
+                                                   "h200/step_edit_band/b40_ctx2048",
+                                                   "h200/step_edit_band/h16_b40_ctx4096",
+                                                   "h200/step_edit_band/h16_b88_ctx2048",
+                                                   "h200/step_edit_band/h16_b64_ctx8192"};
   return folders;
 }
 
