@@ -2,7 +2,8 @@
 """How far a fuse or a remove edit of `mlasim step` misses, per site, into a GPU profile's "edit_error" (docs/step.md
 section 3): over the committed interleaved step runs (data/measurements/GPU/step*/**/predictions.json, written by
 scripts/step_table.py), each fuse (by bytes) and remove edit's |measured - predicted| edited step, per site (a run of
-fused kernels or a removed kernel; the runs' stack has one per layer), the median and the 90th percentile.
+fused kernels or a removed kernel: the runs' stack has one per layer, so the step's error over events.json's layers),
+the median and the 90th percentile.
 `mlasim step` takes the p90 times a step's sites as that edit's part of the 90 % band.
 
 It also says how well that band carries to a workload it did not see: each edit's measured step against the p90 of

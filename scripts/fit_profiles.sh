@@ -136,13 +136,18 @@ python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16 $m/h200/split_ratio_h1
   --write >/dev/null
 
 # The fuse and remove edits' error per site over the interleaved step runs (docs/step.md section 3), the band
-# `mlasim step` gives them: the committed predictions first made again with these profiles.
-for f in $(find $m -name predictions.json | sort); do
-  python3 scripts/step_table.py "$bin" "$(dirname "$f")" >/dev/null
-done
+# `mlasim step` gives them: the committed predictions made with these profiles (their errors do not depend on the
+# field), the field written, and the predictions made again to carry its bands.
+predictions() {
+  for f in $(find $m -name predictions.json | sort); do
+    python3 scripts/step_table.py "$bin" "$(dirname "$f")" >/dev/null
+  done
+}
+predictions
 for g in h100 h200; do
   python3 scripts/edit_error_fit.py $g --date "$date" --write >/dev/null
 done
+predictions
 
 # MI355X: per-CU rate of the 16-head kernel (the global beta_cu_gbps, which its class inherits) and the memory
 # ceiling from the ATOM #611 ratio and the 128-row rows; the 128-row kernel's own fixed cost, rate and efficiency.

@@ -282,19 +282,29 @@ TEST(StepCli, TheEditsBandInJsonAndText) {
   const nlohmann::json gaps = step_json("--trace " + trace + " --edit policy=fixed:splits=4 --edit gaps=0.5");
   EXPECT_TRUE(gaps["band"]["other_edits"].get<bool>());
   EXPECT_EQ(gaps["band"]["not_in_it"], nlohmann::json::array({"gaps=0.5"}));
-  // A removal adds its kernels times the profile's p90 per removed kernel (8 a step: one per layer), with or
-  // without a policy edit.
+  // With the ops' bytes, as its error was measured, a removal adds its kernels times the profile's p90 per removed
+  // kernel (8 a step: one per layer), with or without a policy edit.
   const double remove_p90 = nlohmann::json::parse(read_file(std::string(MLASIM_DATA_DIR) +
                                                             "/gpus/h100.json"))["edit_error"]["remove"]["p90_us"]
                                 .get<double>();
-  const nlohmann::json both = step_json("--trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy");
-  EXPECT_NEAR(both["band"]["half_width_us"].get<double>(), half + 8 * remove_p90, 1e-9);
+  const std::string ops =
+      " --op-bytes " + std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/op_bytes.json";
+  const double policy_half =
+      step_json("--trace " + trace + ops + " --edit policy=fixed:splits=4")["band"]["half_width_us"].get<double>();
+  const nlohmann::json both = step_json("--trace " + trace + ops + " --edit policy=fixed:splits=4 --edit remove=copy");
+  EXPECT_NEAR(both["band"]["half_width_us"].get<double>(), policy_half + 8 * remove_p90, 1e-9);
   EXPECT_FALSE(both["band"]["other_edits"].get<bool>());
-  const nlohmann::json removal = step_json("--trace " + trace + " --edit remove=copy");
+  const nlohmann::json removal = step_json("--trace " + trace + ops + " --edit remove=copy");
   EXPECT_NEAR(removal["band"]["half_width_us"].get<double>(), 8 * remove_p90, 1e-9);
   EXPECT_NE(removal["band"]["basis"].get<std::string>().find("the fuse and remove edits within the p90"),
             std::string::npos)
       << removal["band"];
+  // Without them the removal's error is not the measured one: the policy edit's band alone, the removal named.
+  const nlohmann::json bare = step_json("--trace " + trace + " --edit policy=fixed:splits=4 --edit remove=copy");
+  EXPECT_NEAR(bare["band"]["half_width_us"].get<double>(), half, 1e-9);
+  EXPECT_EQ(bare["band"]["not_in_it"],
+            nlohmann::json::array({"the remove edits (their error was measured with the ops' bytes given "
+                                   "(--op-bytes), which weigh the attention after)"}));
   // A gap edit alone has no band and no basis.
   EXPECT_TRUE(step_json("--trace " + trace + " --edit gaps=0.5")["band"].is_null());
 }

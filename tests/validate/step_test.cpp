@@ -497,61 +497,6 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   EXPECT_TRUE(gaps.band_basis.empty());
 }
 
-// A fuse (by bytes) or remove edit adds each site it changed (a fused run, a removed kernel) times the p90 of that
-// kind's measured error per site; a fuse given by its time, a gap or a metadata edit adds nothing and is named.
-TEST_F(StepEdits, TheFuseAndRemoveEditsBandIsTheirSitesTimesTheMeasuredError) {
-  sim::WorkloadContext ctx = h100_context();
-  ctx.gpu.edit_error.clear();
-  const StepWhatIf none = apply({"remove=copy"}, &ctx);  // no error measured: no band, and why
-  EXPECT_FALSE(none.band_us);
-  EXPECT_EQ(none.band_basis, "no error of remove edits measured on h100");
-  EXPECT_NE(none.notes[0].find("; no error of remove edits measured on h100: not in the band"), std::string::npos)
-      << none.notes[0];
-  EXPECT_FALSE(apply({"gaps=0"}, &ctx).band_us);
-  EXPECT_EQ(apply({"gaps=0"}, &ctx).band_basis, "");  // nothing that has a band ran
-
-  ctx.gpu.edit_error["fuse"] = EditError{0.2, 0.5, 12, "test"};
-  ctx.gpu.edit_error["remove"] = EditError{0.1, 0.25, 10, "test"};
-  // Two layers a step: two copies removed, two q-prep runs fused.
-  const StepWhatIf removed = apply({"remove=copy"}, &ctx);
-  ASSERT_TRUE(removed.band_us);
-  EXPECT_NEAR(*removed.band_us, 2 * 0.25, 1e-12);
-  for (double b : removed.band_per_step_us) EXPECT_NEAR(b, 2 * 0.25, 1e-12);
-  EXPECT_FALSE(removed.other_edits);
-  EXPECT_NE(removed.band_basis.find("(remove: 2.00 removed kernels per step, 0.25 us each, the p90 over 10 edits)"),
-            std::string::npos)
-      << removed.band_basis;
-  EXPECT_NE(removed.notes[0].find("; in the band at 0.25 us per site, the p90 of the error of 10 remove edits"),
-            std::string::npos)
-      << removed.notes[0];
-  const StepWhatIf both = apply({"fuse=q_prep:bytes=18e6", "remove=copy", "gaps=0"}, &ctx);
-  ASSERT_TRUE(both.band_us);
-  EXPECT_NEAR(*both.band_us, 2 * 0.5 + 2 * 0.25, 1e-12);
-  EXPECT_EQ(both.unbanded_edits, std::vector<std::string>{"gaps=0"});
-  EXPECT_TRUE(both.other_edits);
-  // A fused kernel of a given time carries the user's error, not ours.
-  const StepWhatIf timed = apply({"fuse=q_prep:us=1.5"}, &ctx);
-  EXPECT_FALSE(timed.band_us);
-  EXPECT_EQ(timed.unbanded_edits, std::vector<std::string>{"fuse=q_prep:us=1.5 (a fused kernel of the time given)"});
-  EXPECT_NE(timed.notes[0].find("; a fused kernel of the time given: its error is not in the band"), std::string::npos)
-      << timed.notes[0];
-
-  // With a policy edit the two parts add, step by step.
-  ctx.gpu.ratio_error.clear();
-  const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
-  ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
-  const StepWhatIf policy = apply({"policy=fixed:splits=4"}, &ctx, "fixed:splits=1");
-  const StepWhatIf policy_and_remove = apply({"policy=fixed:splits=4", "remove=copy"}, &ctx, "fixed:splits=1");
-  ASSERT_TRUE(policy.band_us);
-  ASSERT_TRUE(policy_and_remove.band_us);
-  EXPECT_NEAR(*policy_and_remove.band_us, *policy.band_us + 2 * 0.25, 1e-9);
-  EXPECT_NE(policy_and_remove.band_basis.find("; plus the fuse and remove edits within the p90"), std::string::npos)
-      << policy_and_remove.band_basis;
-  // A policy edit whose part is unknown leaves no band, whatever the others add.
-  ctx.gpu.ratio_error.clear();
-  EXPECT_FALSE(apply({"policy=fixed:splits=4", "remove=copy"}, &ctx, "fixed:splits=1").band_us);
-}
-
 // The ratio error is of one query token per request: steps of more have no band, and the edit's line says why.
 TEST_F(StepEdits, StepsOfSeveralQueryTokensHaveNoBand) {
   sim::Workload w;
@@ -571,6 +516,11 @@ TEST_F(StepEdits, StepsOfSeveralQueryTokensHaveNoBand) {
   EXPECT_EQ(s.band_basis, why);
   EXPECT_NE(s.notes[0].find("; no band: " + why), std::string::npos) << s.notes[0];
   EXPECT_EQ(s.policy_changes[0].ratio_pairs, 0);
+  // So was the fuse and remove edits' error.
+  const StepWhatIf removal = apply({"remove=copy"}, &ctx);
+  EXPECT_FALSE(removal.band_us);
+  EXPECT_EQ(removal.band_basis,
+            "the remove edits' error was measured at one query token per request, and these steps run up to 2");
 }
 
 // Without the event timing's overhead (a profile that did not measure it) the edit scales by the ratio of kernel_us,
@@ -853,6 +803,89 @@ const char* kLayerBytes = R"({"description": "test layer", "ops": [
   {"match": "mla_stage1", "read_bytes": 75e6, "written_bytes": 2e6},
   {"match": "mla_reduce", "read_bytes": 3e6, "written_bytes": 1e6},
   {"match": "other", "read_bytes": 134e6, "written_bytes": 1e5}]})";
+
+// A fuse (by bytes) or remove edit adds each site it changed (a fused run, a removed kernel) times the p90 of that
+// kind's measured error per site, where it was measured: with the ops' bytes, at one query token per request. A fuse
+// given by its time, a gap or a metadata edit adds nothing and is named.
+TEST_F(StepEdits, TheFuseAndRemoveEditsBandIsTheirSitesTimesTheMeasuredError) {
+  sim::WorkloadContext ctx = h100_context();
+  const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
+  const auto with_bytes = [&](const std::vector<std::string>& edits, const std::string& ran = "aiter-v1") {
+    std::vector<StepEdit> parsed;
+    for (const auto& e : edits) parsed.push_back(parse_step_edit(e));
+    return apply_step_edits(a, parsed, {&ctx, ran, nullptr, &bytes});
+  };
+  ctx.gpu.edit_error.clear();
+  const StepWhatIf none = with_bytes({"remove=copy"});  // no error measured: no band, and why
+  EXPECT_FALSE(none.band_us);
+  EXPECT_EQ(none.band_basis, "no error of remove edits measured on h100");
+  EXPECT_NE(none.notes[0].find("; no error of remove edits measured on h100"), std::string::npos) << none.notes[0];
+  EXPECT_FALSE(with_bytes({"gaps=0"}).band_us);
+  EXPECT_EQ(with_bytes({"gaps=0"}).band_basis, "");  // nothing that has a band ran
+
+  ctx.gpu.edit_error["fuse"] = EditError{0.2, 0.5, 12, "test"};
+  ctx.gpu.edit_error["remove"] = EditError{0.1, 0.25, 10, "test"};
+  // Two layers a step: two copies removed, two q-prep runs fused.
+  const StepWhatIf removed = with_bytes({"remove=copy"});
+  ASSERT_TRUE(removed.band_us);
+  EXPECT_NEAR(*removed.band_us, 2 * 0.25, 1e-12);
+  for (double b : removed.band_per_step_us) EXPECT_NEAR(b, 2 * 0.25, 1e-12);
+  EXPECT_FALSE(removed.other_edits);
+  EXPECT_NE(removed.band_basis.find("(remove: 2.00 removed kernels per step, 0.25 us each, the p90 over 10 edits)"),
+            std::string::npos)
+      << removed.band_basis;
+  EXPECT_NE(removed.notes[0].find("; such an edit's error per site was within 0.25 us in 90 % of 10 remove edits"),
+            std::string::npos)
+      << removed.notes[0];
+  const StepWhatIf both = with_bytes({"fuse=q_prep:bytes=18e6", "remove=copy", "gaps=0"});
+  ASSERT_TRUE(both.band_us);
+  EXPECT_NEAR(*both.band_us, 2 * 0.5 + 2 * 0.25, 1e-12);
+  EXPECT_EQ(both.unbanded_edits, std::vector<std::string>{"gaps=0"});
+  EXPECT_TRUE(both.other_edits);
+  // A fused kernel of a given time carries the user's error, not ours.
+  const StepWhatIf timed = with_bytes({"fuse=q_prep:us=1.5"});
+  EXPECT_FALSE(timed.band_us);
+  EXPECT_EQ(timed.unbanded_edits, std::vector<std::string>{"fuse=q_prep:us=1.5 (a fused kernel of the time given)"});
+  // Without the ops' bytes the attention after keeps its time, which the measured error did not: not in the band.
+  const StepWhatIf bare = apply({"remove=copy"}, &ctx);
+  EXPECT_FALSE(bare.band_us);
+  EXPECT_EQ(bare.band_basis,
+            "the remove edits' error was measured with the ops' bytes given (--op-bytes), which weigh the attention "
+            "after");
+  // One kind measured, the other not: the measured one's part, the other named.
+  ctx.gpu.edit_error.erase("fuse");
+  const StepWhatIf partial = with_bytes({"fuse=q_prep:bytes=18e6", "remove=copy"});
+  ASSERT_TRUE(partial.band_us);
+  EXPECT_NEAR(*partial.band_us, 2 * 0.25, 1e-12);
+  EXPECT_EQ(partial.unbanded_edits, std::vector<std::string>{"the fuse edits (no error of them measured on h100)"});
+  ctx.gpu.edit_error["fuse"] = EditError{0.2, 0.5, 12, "test"};
+
+  // With a policy edit the two parts add, step by step.
+  ctx.gpu.ratio_error.clear();
+  const std::string cls = sim::evaluate("fixed:splits=4", ctx).prediction->metrics.kernel_class;
+  ctx.gpu.ratio_error[cls] = RatioError{1.0, 4.0, 40, "test"};
+  const StepWhatIf policy = with_bytes({"policy=fixed:splits=4"}, "fixed:splits=1");
+  const StepWhatIf policy_and_remove = with_bytes({"policy=fixed:splits=4", "remove=copy"}, "fixed:splits=1");
+  ASSERT_TRUE(policy.band_us);
+  ASSERT_TRUE(policy_and_remove.band_us);
+  EXPECT_NEAR(*policy_and_remove.band_us, *policy.band_us + 2 * 0.25, 1e-9);
+  for (size_t i = 0; i < policy.band_per_step_us.size(); ++i)
+    EXPECT_NEAR(policy_and_remove.band_per_step_us[i], policy.band_per_step_us[i] + 2 * 0.25, 1e-9);
+  EXPECT_NE(policy_and_remove.band_basis.find("; plus the fuse and remove edits within the p90"), std::string::npos)
+      << policy_and_remove.band_basis;
+  // A policy edit that leaves every step on the plan that ran adds nothing; the removal's part stands.
+  const StepWhatIf same_plan = with_bytes({"policy=fixed:splits=1", "remove=copy"}, "fixed:splits=1");
+  ASSERT_TRUE(same_plan.band_us);
+  EXPECT_NEAR(*same_plan.band_us, 2 * 0.25, 1e-9);
+  EXPECT_EQ(
+      same_plan.band_basis.rfind("every step runs the plan that ran, its attention as measured; plus the fuse", 0), 0u)
+      << same_plan.band_basis;
+  // A policy edit whose part is unknown leaves no band, whatever the others add, and says why.
+  ctx.gpu.ratio_error.clear();
+  const StepWhatIf unknown = with_bytes({"policy=fixed:splits=4", "remove=copy"}, "fixed:splits=1");
+  EXPECT_FALSE(unknown.band_us);
+  EXPECT_EQ(unknown.band_basis, "no ratio error of " + cls + " measured on h100");
+}
 
 TEST(OpBytes, EachKernelTakesTheFirstMatchingEntryAtTheStepsRequests) {
   const OpBytesRules r = op_bytes_from_json(kLayerBytes, "o.json");

@@ -571,13 +571,15 @@ std::string no_band_for(const StepShapes& shapes) {
 // fuse or remove edits do not move it), where the step's plan is no longer the one that ran, times the p90 of the
 // ratio error of the two (the one that ran against the one it runs now, however many policy edits lie between).
 // Sets w.band_us and w.band_basis; `plans(step)` gives the step's two evaluations.
+// Returns whether that part is known: false where a class has no ratio error or the steps run more than one query
+// token per request; true, and zero, where every step runs the plan that ran.
 template <typename Plans>
-void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::WorkloadContext& workload,
+bool band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::WorkloadContext& workload,
                           const StepShapes& shapes, const std::vector<double>& attention, Plans plans) {
   w.band_us.reset();
   w.band_per_step_us.assign(w.after.size(), 0.0);
   w.band_basis = no_band_for(shapes);
-  if (!w.band_basis.empty()) return;
+  if (!w.band_basis.empty()) return false;
   std::set<std::string> classes;
   for (size_t i = 0; i < w.after.size(); ++i) {
     const auto [ran, now] = plans(i);
@@ -586,14 +588,14 @@ void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::Workl
     if (!r.missing.empty()) {
       w.band_basis = fmt::format("no ratio error of {} measured on {}", r.missing, workload.gpu.name);
       w.band_per_step_us.assign(w.after.size(), 0.0);
-      return;
+      return false;
     }
     w.band_per_step_us[i] = attention[i] * r.p90_pct / 100.0;
     classes.insert(fmt::format("{} {:.1f} % over {} pairs", r.kernel_class, r.p90_pct, r.pairs));
   }
   if (classes.empty()) {
     w.band_basis = "every step runs the plan that ran, its attention as measured";
-    return;
+    return true;
   }
   double band = 0;
   for (double b : w.band_per_step_us) band += b;
@@ -612,6 +614,7 @@ void band_of_policy_edits(StepWhatIf& w, int flags_batch_steps, const sim::Workl
     w.band_basis +=
         "; the steps' contexts are the flags', which the band takes to be theirs (--step-batches gives "
         "each step its own)";
+  return true;
 }
 
 // Where the fuse (by bytes) and remove edits ran: per step, the runs fused and the kernels removed.
@@ -619,11 +622,21 @@ struct EditSites {
   std::vector<int> fuse, remove;
 };
 
+// The policy edits' part of the band: none ran, known (zero where every step runs the plan that ran), or unknown.
+enum class PolicyPart { none, known, unknown };
+
 // The fuse and remove edits' part of the 90 % band: per step, each site (a fused run, a removed kernel) times the p90
-// of that kind's measured error per site (Gpu::edit_error), added to the policy edits' part where they have one. A
-// policy edit without a band leaves none. Kinds the profile has no error for go to `unbanded`.
-void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sites, bool policy_ran,
-                             std::vector<std::string>& unbanded) {
+// of that kind's measured error per site (Gpu::edit_error), added to the policy edits' part. An unknown policy part
+// leaves no band. The error was measured at one query token per request with the ops' bytes given (--op-bytes);
+// elsewhere, and for kinds the profile has no error for, the edits go to `unbanded`, with why.
+void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sites, PolicyPart policy,
+                             const StepShapes& shapes, bool op_bytes_given, std::vector<std::string>& unbanded) {
+  const std::string why_not =
+      shapes.max_qo_len > 1
+          ? fmt::format("measured at one query token per request, and these steps run up to {}", shapes.max_qo_len)
+      : !op_bytes_given
+          ? std::string("measured with the ops' bytes given (--op-bytes), which weigh the attention after")
+          : std::string();
   std::vector<std::string> parts, missing;
   std::vector<double> per_step(w.after.size(), 0.0);
   for (const auto& [kind, count, site] :
@@ -631,9 +644,12 @@ void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sit
     const int total = std::accumulate(count->begin(), count->end(), 0);
     if (total == 0) continue;
     const auto it = gpu.edit_error.find(kind);
-    if (it == gpu.edit_error.end()) {
+    const std::string why = !why_not.empty()             ? "their error was " + why_not
+                            : it == gpu.edit_error.end() ? fmt::format("no error of them measured on {}", gpu.name)
+                                                         : std::string();
+    if (!why.empty()) {
       missing.push_back(kind);
-      unbanded.push_back(fmt::format("the {} edits (no error of them measured on {})", kind, gpu.name));
+      unbanded.push_back(fmt::format("the {} edits ({})", kind, why));
       continue;
     }
     for (size_t i = 0; i < per_step.size(); ++i) per_step[i] += (*count)[i] * it->second.p90_us;
@@ -642,19 +658,22 @@ void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sit
                                 it->second.edits));
   }
   if (parts.empty()) {
-    if (!policy_ran && !missing.empty())
-      w.band_basis = fmt::format("no error of {} edits measured on {}", fmt::join(missing, " or "), gpu.name);
+    if (policy == PolicyPart::none && !missing.empty())
+      w.band_basis = !why_not.empty()
+                         ? fmt::format("the {} edits' error was {}", fmt::join(missing, " and "), why_not)
+                         : fmt::format("no error of {} edits measured on {}", fmt::join(missing, " or "), gpu.name);
     return;
   }
-  if (policy_ran && !w.band_us) return;  // the policy edits' part is not known, so neither is the sum
-  if (!policy_ran) w.band_per_step_us.assign(w.after.size(), 0.0);
+  if (policy == PolicyPart::unknown) return;  // the policy edits' part is not known, so neither is the sum
+  if (policy == PolicyPart::none) w.band_per_step_us.assign(w.after.size(), 0.0);
   double band = 0;
   for (size_t i = 0; i < per_step.size(); ++i) band += (w.band_per_step_us[i] += per_step[i]);
   w.band_us = band / static_cast<double>(per_step.size());
-  const std::string edits = fmt::format(
+  std::string edits = fmt::format(
       "the fuse and remove edits within the p90 of their error per site over the validation runs on {} ({})", gpu.name,
       fmt::join(parts, "; "));
-  w.band_basis = policy_ran ? w.band_basis + "; plus " + edits : edits;
+  if (shapes.ragged || shapes.page_size != 64) edits += ", measured on uniform batches on pages of 64";
+  w.band_basis = policy == PolicyPart::none ? edits : w.band_basis + "; plus " + edits;
 }
 
 }  // namespace
@@ -867,10 +886,9 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     if (!context.workload) return "";
     const Gpu& gpu = context.workload->gpu;
     const auto it = gpu.edit_error.find(kind);
-    if (it == gpu.edit_error.end())
-      return fmt::format("; no error of {} edits measured on {}: not in the band", kind, gpu.name);
+    if (it == gpu.edit_error.end()) return fmt::format("; no error of {} edits measured on {}", kind, gpu.name);
     return fmt::format(
-        "; in the band at {:.2f} us per site, the p90 of the error of {} {} edits of the validation runs on {} "
+        "; such an edit's error per site was within {:.2f} us in 90 % of {} {} edits of the validation runs on {} "
         "(median {:.2f} us; docs/step.md §3)",
         it->second.p90_us, it->second.edits, kind, gpu.name, it->second.median_us);
   };
@@ -1100,7 +1118,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
                         runs / static_cast<int>(w.after.size()), fused_sum / runs, costed,
                         weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
-      did += e.bytes ? band_note("fuse") : "; a fused kernel of the time given: its error is not in the band";
+      did += e.bytes ? band_note("fuse") : "; a fused kernel of the time given: its error is the time's";
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
       const auto prior = prior_before(e.text);
@@ -1127,12 +1145,17 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   }
   w.before_summary = summarize(w.before);
   w.after_summary = summarize(w.after);
-  const bool policy_ran = !w.policy_changes.empty();
-  if (policy_ran)
-    band_of_policy_edits(w, flags_batch_steps, *context.workload, shapes, policy_attention, [&](size_t i) {
-      return std::pair{&plan_of(context.ran_policy, i, "band"), &plan_of(running, i, "band")};
-    });
-  if (context.workload) band_of_fuse_and_remove(w, context.workload->gpu, sites, policy_ran, unbanded);
+  PolicyPart policy = PolicyPart::none;
+  if (!w.policy_changes.empty())  // a policy edit ran
+    policy =
+        band_of_policy_edits(w, flags_batch_steps, *context.workload, shapes, policy_attention,
+                             [&](size_t i) {
+                               return std::pair{&plan_of(context.ran_policy, i, "band"), &plan_of(running, i, "band")};
+                             })
+            ? PolicyPart::known
+            : PolicyPart::unknown;
+  if (context.workload)
+    band_of_fuse_and_remove(w, context.workload->gpu, sites, policy, shapes, context.op_bytes != nullptr, unbanded);
   w.unbanded_edits = unbanded;
   w.other_edits = !unbanded.empty();
   return w;

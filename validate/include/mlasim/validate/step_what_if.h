@@ -99,10 +99,12 @@ struct StepWhatIf {
   //   that ran, times the p90 of the two plans' ratio error over sessions no fit took as input (Gpu::ratio_error,
   //   the larger class's);
   // - the fuse (by bytes) and remove edits': each fused run and removed kernel times the p90 of that kind's measured
-  //   error per site over the validation runs (Gpu::edit_error).
-  // nullopt where neither part applies, where a policy edit's part is unknown (every step runs the plan that ran, a
-  // class has no ratio error, the steps run more than one query token per request), or where no kind that ran has
-  // an error measured (band_basis says which). Gap and metadata edits, and fuses given by time, are not in it.
+  //   error per site over the validation runs (Gpu::edit_error), where it was measured: with the ops' bytes given, at
+  //   one query token per request.
+  // nullopt where neither part applies, where a policy edit's part is unknown (a class has no ratio error, the steps
+  // run more than one query token per request; where every step runs the plan that ran it is zero), or where no
+  // fuse or remove edit that ran has an error measured (band_basis says which). Gap and metadata edits, fuses given
+  // by time and kinds without a measured error are not in it (unbanded_edits).
   std::optional<double> band_us;
   std::vector<double> band_per_step_us;  // each step's half width (0 where nothing banded changed it)
   std::string band_basis;
