@@ -29,7 +29,7 @@ nlohmann::json step_json(const std::string& args) {
 }
 
 // Every folder of validation traces (data/measurements/<gpu>/step*/): four runs of two rounds of three changes;
-// 68 interleaved runs (15 on H100s, nine of them at other workloads, copy sizes or with a KV cache per layer; 53 on
+// 74 interleaved runs (15 on H100s, nine of them at other workloads, copy sizes or with a KV cache per layer; 59 on
 // H200s, most at other workloads, copy sizes, with a KV cache per layer or at 16 heads) of four changes and a
 // mixed-batch change predicted with and without the steps' own batches (six predictions each; eight with steps of
 // several contexts).
@@ -105,7 +105,13 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_edit_band/b40_ctx2048",
                                                    "h200/step_edit_band/h16_b40_ctx4096",
                                                    "h200/step_edit_band/h16_b88_ctx2048",
-                                                   "h200/step_edit_band/h16_b64_ctx8192"};
+                                                   "h200/step_edit_band/h16_b64_ctx8192",
+                                                   "h200/step_edit_band2/b12_ctx2048",
+                                                   "h200/step_edit_band2/b32_ctx4096",
+                                                   "h200/step_edit_band2/b10_ctx16384",
+                                                   "h200/step_edit_band2/h16_b16_ctx8192",
+                                                   "h200/step_edit_band2/h16_b56_ctx2048",
+                                                   "h200/step_edit_band2/h16_b120_ctx4096"};
   return folders;
 }
 
