@@ -166,7 +166,7 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
       const auto [low, high] = *band;
       out += fmt::format("band    step {:.2f} .. {:.2f} us ({} .. {} against the measured step), 90 %: {}{}\n", low,
                          high, change(b.time_us, low), change(b.time_us, high), w.band_basis,
-                         w.other_edits ? fmt::format("; not in it: {}", fmt::join(w.unbanded_edits, ", ")) : "");
+                         w.other_edits() ? fmt::format("; not in it: {}", fmt::join(w.unbanded_edits, ", ")) : "");
     } else if (!w.band_basis.empty()) {
       out += fmt::format("band    none: {}\n", w.band_basis);
     }
@@ -246,8 +246,8 @@ void run_step(const StepCommandOptions& o) {
     // The edits' 90 % band of the edited step time; null with the reason where not known.
     nlohmann::json band;
     if (const auto range = w.band_range())
-      band = {{"half_width_us", *w.band_us}, {"low_us", range->first},       {"high_us", range->second},
-              {"basis", w.band_basis},       {"other_edits", w.other_edits}, {"not_in_it", w.unbanded_edits}};
+      band = {{"half_width_us", *w.band_us}, {"low_us", range->first},         {"high_us", range->second},
+              {"basis", w.band_basis},       {"other_edits", w.other_edits()}, {"not_in_it", w.unbanded_edits}};
     else if (!w.band_basis.empty())
       band = {{"half_width_us", nullptr}, {"basis", w.band_basis}};
     // Steps whose grid disagrees with their entry of the step batches (none without a file or a grid).

@@ -52,6 +52,52 @@ T optional(const json& j, const char* key, T fallback, const std::string& field,
   return j.contains(key) ? value_as<T>(j.at(key), field + "." + key, origin) : fallback;
 }
 
+// A held-out error table of a profile (ratio_error, edit_error): key -> {median, p90, count, source}, the median and
+// the p90 numbers >= 0 in `unit`, the median at most the p90, the count an integer >= 1; `keys` limits the keys
+// where it is not empty. Each error names its field.
+template <typename E>
+struct ErrorTable {
+  const char* field;              // "gpu.ratio_error"
+  const char* key_kind;           // what a key names: "kernel class"
+  std::vector<std::string> keys;  // the keys allowed (empty: any)
+  const char* unit;               // of the median and the p90
+  std::pair<const char*, double E::*> median, p90;
+  std::pair<const char*, int E::*> count;
+};
+
+template <typename E>
+std::map<std::string, E> error_table(const json& table, const ErrorTable<E>& t, const std::string& origin) {
+  const std::string form = std::string("{") + t.median.first + ", " + t.p90.first + ", " + t.count.first + ", source}";
+  const std::string allowed = t.keys.empty() ? "" : " (" + join_names(t.keys) + ")";
+  if (!table.is_object())
+    throw InputError(t.field,
+                     "must be an object of " + std::string(t.key_kind) + allowed + " -> " + form + " in " + origin);
+  std::map<std::string, E> out;
+  for (const auto& [k, v] : table.items()) {
+    const std::string field = std::string(t.field) + "." + k;
+    if (!t.keys.empty() && std::find(t.keys.begin(), t.keys.end(), k) == t.keys.end())
+      throw InputError(field, "unknown " + std::string(t.key_kind) + allowed + " in " + origin);
+    if (!v.is_object()) throw InputError(field, "must be an object " + form + " in " + origin);
+    E e;
+    for (const auto& [key, member] : {t.median, t.p90}) {
+      // Named as a json: `key` comes from t, so v[key] would be a dependent expression here.
+      const json* x = v.contains(key) ? &v.at(key) : nullptr;
+      if (!x || !x->is_number() || !(x->get<double>() >= 0))
+        throw InputError(field + "." + key, "must be a number >= 0 (" + std::string(t.unit) + ") in " + origin);
+      e.*member = x->get<double>();
+    }
+    if (e.*t.median.second > e.*t.p90.second)
+      throw InputError(field + "." + t.median.first, "must be at most " + std::string(t.p90.first) + " in " + origin);
+    const std::string count = field + "." + t.count.first;
+    if (!v.contains(t.count.first)) throw InputError(count, "missing (an integer >= 1) in " + origin);
+    e.*t.count.second = value_as<int>(v[t.count.first], count, origin);
+    if (e.*t.count.second < 1) throw InputError(count, "must be an integer >= 1 in " + origin);
+    e.source = optional<std::string>(v, "source", "", field, origin);
+    out[k] = e;
+  }
+  return out;
+}
+
 }  // namespace
 
 double Gpu::param(const std::string& key, double fallback) const {
@@ -131,49 +177,26 @@ Gpu parse_gpu_json(const std::string& text, const std::string& origin) {
                      optional<int>(v, "rows", 0, field, origin), optional<std::string>(v, "source", "", field, origin)};
     }
   }
-  if (j.contains("ratio_error")) {
-    const std::string form = "{median_pct, p90_pct, pairs, source}";
-    if (!j["ratio_error"].is_object())
-      throw InputError("gpu.ratio_error", "must be an object of kernel class -> " + form + " in " + origin);
-    for (const auto& [k, v] : j["ratio_error"].items()) {
-      const std::string field = "gpu.ratio_error." + k;
-      if (!v.is_object()) throw InputError(field, "must be an object " + form + " in " + origin);
-      RatioError e;
-      for (const auto& [key, out] : {std::pair{"median_pct", &e.median_pct}, std::pair{"p90_pct", &e.p90_pct}}) {
-        if (!v.contains(key) || !v[key].is_number() || !(v[key].get<double>() >= 0))
-          throw InputError(field + "." + key, "must be a number >= 0 (%) in " + origin);
-        *out = v[key].get<double>();
-      }
-      if (e.median_pct > e.p90_pct) throw InputError(field + ".median_pct", "must be at most p90_pct in " + origin);
-      if (!v.contains("pairs")) throw InputError(field + ".pairs", "missing (an integer >= 1) in " + origin);
-      e.pairs = value_as<int>(v["pairs"], field + ".pairs", origin);
-      if (e.pairs < 1) throw InputError(field + ".pairs", "must be an integer >= 1 in " + origin);
-      e.source = optional<std::string>(v, "source", "", field, origin);
-      g.ratio_error[k] = e;
-    }
-  }
-  if (j.contains("edit_error")) {
-    const std::string form = "{median_us, p90_us, edits, source}";
-    if (!j["edit_error"].is_object())
-      throw InputError("gpu.edit_error", "must be an object of edit kind (fuse, remove) -> " + form + " in " + origin);
-    for (const auto& [k, v] : j["edit_error"].items()) {
-      const std::string field = "gpu.edit_error." + k;
-      if (k != "fuse" && k != "remove") throw InputError(field, "unknown edit kind (fuse, remove) in " + origin);
-      if (!v.is_object()) throw InputError(field, "must be an object " + form + " in " + origin);
-      EditError e;
-      for (const auto& [key, out] : {std::pair{"median_us", &e.median_us}, std::pair{"p90_us", &e.p90_us}}) {
-        if (!v.contains(key) || !v[key].is_number() || !(v[key].get<double>() >= 0))
-          throw InputError(field + "." + key, "must be a number >= 0 (us) in " + origin);
-        *out = v[key].get<double>();
-      }
-      if (e.median_us > e.p90_us) throw InputError(field + ".median_us", "must be at most p90_us in " + origin);
-      if (!v.contains("edits")) throw InputError(field + ".edits", "missing (an integer >= 1) in " + origin);
-      e.edits = value_as<int>(v["edits"], field + ".edits", origin);
-      if (e.edits < 1) throw InputError(field + ".edits", "must be an integer >= 1 in " + origin);
-      e.source = optional<std::string>(v, "source", "", field, origin);
-      g.edit_error[k] = e;
-    }
-  }
+  if (j.contains("ratio_error"))
+    g.ratio_error = error_table(j["ratio_error"],
+                                ErrorTable<RatioError>{"gpu.ratio_error",
+                                                       "kernel class",
+                                                       {},
+                                                       "%",
+                                                       {"median_pct", &RatioError::median_pct},
+                                                       {"p90_pct", &RatioError::p90_pct},
+                                                       {"pairs", &RatioError::pairs}},
+                                origin);
+  if (j.contains("edit_error"))
+    g.edit_error = error_table(j["edit_error"],
+                               ErrorTable<EditError>{"gpu.edit_error",
+                                                     "edit kind",
+                                                     {"fuse", "remove"},
+                                                     "us",
+                                                     {"median_us", &EditError::median_us},
+                                                     {"p90_us", &EditError::p90_us},
+                                                     {"edits", &EditError::edits}},
+                               origin);
   return g;
 }
 
@@ -194,21 +217,15 @@ std::string gpu_to_json(const Gpu& g) {
   json params = json::object();
   for (const auto& [k, p] : g.params) params[k] = gpu_param_json(p);
   j["params"] = params;
-  if (!g.model_error.empty()) {
+  const auto write_table = [&](const char* key, const auto& table, const auto& entry_json) {
+    if (table.empty()) return;
     json errors = json::object();
-    for (const auto& [k, e] : g.model_error) errors[k] = model_error_json(e);
-    j["model_error"] = errors;
-  }
-  if (!g.ratio_error.empty()) {
-    json errors = json::object();
-    for (const auto& [k, e] : g.ratio_error) errors[k] = ratio_error_json(e);
-    j["ratio_error"] = errors;
-  }
-  if (!g.edit_error.empty()) {
-    json errors = json::object();
-    for (const auto& [k, e] : g.edit_error) errors[k] = edit_error_json(e);
-    j["edit_error"] = errors;
-  }
+    for (const auto& [k, e] : table) errors[k] = entry_json(e);
+    j[key] = errors;
+  };
+  write_table("model_error", g.model_error, model_error_json);
+  write_table("ratio_error", g.ratio_error, ratio_error_json);
+  write_table("edit_error", g.edit_error, edit_error_json);
   return j.dump(2) + "\n";
 }
 

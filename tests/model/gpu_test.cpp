@@ -38,6 +38,14 @@ TEST(Gpu, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(back.param("t_fix_us", 0), 1.5);
 }
 
+// What a minimal profile whose field `field` is `value` (JSON text) gives: its error's message, or "no error".
+std::string profile_error(const std::string& field, const std::string& value) {
+  const std::string text =
+      R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":8,"hbm_tbps":1,")" + field + "\":" + value + "}";
+  const auto error = input_error_of([&] { parse_gpu_json(text, "x.json"); });
+  return error ? std::string(error->what()) : std::string("no error");
+}
+
 // The held-out ratio error of two plans per kernel class (mlasim step's band) survives a round trip; a bad one is
 // named by its field.
 TEST(Gpu, RatioErrorRoundTripsAndABadOneIsNamed) {
@@ -50,11 +58,7 @@ TEST(Gpu, RatioErrorRoundTripsAndABadOneIsNamed) {
   EXPECT_EQ(e.p90_pct, 3.3);
   EXPECT_EQ(e.pairs, 240);
   EXPECT_EQ(e.source, "test");
-  const std::string base = R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":8,"hbm_tbps":1,"ratio_error":)";
-  const auto error_of = [&](const std::string& field) {
-    const auto error = input_error_of([&] { parse_gpu_json(base + field + "}", "x.json"); });
-    return error ? std::string(error->what()) : std::string("no error");
-  };
+  const auto error_of = [](const std::string& table) { return profile_error("ratio_error", table); };
   EXPECT_EQ(error_of("[]"),
             "gpu.ratio_error: must be an object of kernel class -> {median_pct, p90_pct, pairs, "
             "source} in x.json");
@@ -86,11 +90,7 @@ TEST(Gpu, EditErrorRoundTripsAndABadOneIsNamed) {
   EXPECT_EQ(e.p90_us, 1.3);
   EXPECT_EQ(e.edits, 47);
   EXPECT_EQ(e.source, "test");
-  const std::string base = R"({"name":"x","vendor":"amd","arch":"gfx950","num_cu":8,"hbm_tbps":1,"edit_error":)";
-  const auto error_of = [&](const std::string& field) {
-    const auto error = input_error_of([&] { parse_gpu_json(base + field + "}", "x.json"); });
-    return error ? std::string(error->what()) : std::string("no error");
-  };
+  const auto error_of = [](const std::string& table) { return profile_error("edit_error", table); };
   EXPECT_EQ(error_of("[]"),
             "gpu.edit_error: must be an object of edit kind (fuse, remove) -> {median_us, p90_us, edits, source} in "
             "x.json");

@@ -450,7 +450,7 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
   // The trace gives no step its batch: the basis says the band takes the flags'.
   EXPECT_NE(s.band_basis.find("steps take the flags' batch, which the band takes to be theirs"), std::string::npos)
       << s.band_basis;
-  EXPECT_FALSE(s.other_edits);
+  EXPECT_FALSE(s.other_edits());
   const PolicyChangeFigures& f = s.policy_changes[0];
   EXPECT_EQ(f.kernel_class, cls);
   EXPECT_EQ(f.ratio_p90_pct, 4.0);
@@ -464,7 +464,7 @@ TEST_F(StepEdits, ThePolicyEditsBandIsTheAttentionTimesTheRatioError) {
     const StepWhatIf o = apply({"policy=fixed:splits=4", other}, &ctx, "fixed:splits=1");
     ASSERT_TRUE(o.band_us) << other;
     EXPECT_NEAR(*o.band_us, *s.band_us, 1e-9) << other;
-    EXPECT_TRUE(o.other_edits) << other;
+    EXPECT_TRUE(o.other_edits()) << other;
   }
   // Before it, edits that leave the attention as measured (no op bytes given) leave the band too.
   for (const char* other : {"gaps=0", "remove=copy"}) {
@@ -830,7 +830,7 @@ TEST_F(StepEdits, TheFuseAndRemoveEditsBandIsTheirSitesTimesTheMeasuredError) {
   ASSERT_TRUE(removed.band_us);
   EXPECT_NEAR(*removed.band_us, 2 * 0.25, 1e-12);
   for (double b : removed.band_per_step_us) EXPECT_NEAR(b, 2 * 0.25, 1e-12);
-  EXPECT_FALSE(removed.other_edits);
+  EXPECT_FALSE(removed.other_edits());
   EXPECT_NE(removed.band_basis.find("(remove: 2.00 removed kernels per step, 0.25 us each, the p90 over 10 edits)"),
             std::string::npos)
       << removed.band_basis;
@@ -841,7 +841,7 @@ TEST_F(StepEdits, TheFuseAndRemoveEditsBandIsTheirSitesTimesTheMeasuredError) {
   ASSERT_TRUE(both.band_us);
   EXPECT_NEAR(*both.band_us, 2 * 0.5 + 2 * 0.25, 1e-12);
   EXPECT_EQ(both.unbanded_edits, std::vector<std::string>{"gaps=0"});
-  EXPECT_TRUE(both.other_edits);
+  EXPECT_TRUE(both.other_edits());
   // A fused kernel of a given time carries the user's error, not ours.
   const StepWhatIf timed = with_bytes({"fuse=q_prep:us=1.5"});
   EXPECT_FALSE(timed.band_us);

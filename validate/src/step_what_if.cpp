@@ -628,9 +628,9 @@ enum class PolicyPart { none, known, unknown };
 // The fuse and remove edits' part of the 90 % band: per step, each site (a fused run, a removed kernel) times the p90
 // of that kind's measured error per site (Gpu::edit_error), added to the policy edits' part. An unknown policy part
 // leaves no band. The error was measured at one query token per request with the ops' bytes given (--op-bytes);
-// elsewhere, and for kinds the profile has no error for, the edits go to `unbanded`, with why.
+// elsewhere, and for kinds the profile has no error for, the edits go to w.unbanded_edits, with why.
 void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sites, PolicyPart policy,
-                             const StepShapes& shapes, bool op_bytes_given, std::vector<std::string>& unbanded) {
+                             const StepShapes& shapes, bool op_bytes_given) {
   const std::string why_not =
       shapes.max_qo_len > 1
           ? fmt::format("measured at one query token per request, and these steps run up to {}", shapes.max_qo_len)
@@ -649,7 +649,7 @@ void band_of_fuse_and_remove(StepWhatIf& w, const Gpu& gpu, const EditSites& sit
                                                          : std::string();
     if (!why.empty()) {
       missing.push_back(kind);
-      unbanded.push_back(fmt::format("the {} edits ({})", kind, why));
+      w.unbanded_edits.push_back(fmt::format("the {} edits ({})", kind, why));
       continue;
     }
     for (size_t i = 0; i < per_step.size(); ++i) per_step[i] += (*count)[i] * it->second.p90_us;
@@ -784,7 +784,6 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   std::string running = context.ran_policy;  // the policy the edited step runs
   std::vector<double> policy_attention;      // each step's attention as the last policy edit left it
   EditSites sites{std::vector<int>(w.after.size(), 0), std::vector<int>(w.after.size(), 0)};
-  std::vector<std::string> unbanded;  // edits whose errors the band does not hold
   // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
   const L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
                                                 sim::l2_writeback_of(context.workload->params, context.workload->gpu)}
@@ -1104,7 +1103,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         if (e.bytes) sites.fuse[i] += fused;  // a kernel given by its time has the user's error, not ours
       }
       if (runs == 0) bad_edit(e.text, "matches no kernel of the trace");
-      if (!e.bytes) unbanded.push_back(e.text + " (a fused kernel of the time given)");
+      if (!e.bytes) w.unbanded_edits.push_back(e.text + " (a fused kernel of the time given)");
       if (scaled && scaled_runs == 0)
         costed += "; no op of the run has bytes (--op-bytes), so the stream kernel's cost stands";
       else if (scaled)
@@ -1137,7 +1136,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;
       did = fmt::format("every gap between kernels set to {:.2f} us", *e.us);
     }
-    if (e.kind == StepEdit::Kind::gaps || e.kind == StepEdit::Kind::metadata) unbanded.push_back(e.text);
+    if (e.kind == StepEdit::Kind::gaps || e.kind == StepEdit::Kind::metadata) w.unbanded_edits.push_back(e.text);
     for (const DecodeStep& s : w.after)
       if (s.kernels.empty()) bad_edit(e.text, "leaves a step without a kernel");
     w.notes.push_back(
@@ -1155,9 +1154,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
             ? PolicyPart::known
             : PolicyPart::unknown;
   if (context.workload)
-    band_of_fuse_and_remove(w, context.workload->gpu, sites, policy, shapes, context.op_bytes != nullptr, unbanded);
-  w.unbanded_edits = unbanded;
-  w.other_edits = !unbanded.empty();
+    band_of_fuse_and_remove(w, context.workload->gpu, sites, policy, shapes, context.op_bytes != nullptr);
   return w;
 }
 

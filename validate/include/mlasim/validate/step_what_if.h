@@ -108,9 +108,9 @@ struct StepWhatIf {
   std::optional<double> band_us;
   std::vector<double> band_per_step_us;  // each step's half width (0 where nothing banded changed it)
   std::string band_basis;
-  std::vector<std::string> unbanded_edits;  // the edits that ran whose errors are not in the band
-  bool other_edits = false;                 // unbanded_edits is not empty
-  double tokens_per_step = 0;               // query tokens per step, the mean over the steps' batches
+  std::vector<std::string> unbanded_edits;                      // the edits that ran whose errors are not in the band
+  bool other_edits() const { return !unbanded_edits.empty(); }  // some edit's error is not in the band
+  double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   std::vector<long long> step_kv_tokens;  // and their KV tokens (the step batches', else the flags' contexts)
   double speedup() const;                 // before step time / after step time
