@@ -3,8 +3,9 @@
 policies, timed as the campaigns time them, so that `mlasim report` can say how well the model predicts the ratio of
 two plans' times on one workload (the speedup pairs), which is what a split-policy edit of `mlasim step` rests on.
 
-Workloads: every batch x context of --batches and --contexts at --heads (16 or 128: what the grid kernels run), bf16
-Q and KV, page 64, qlen 1, the whole GPU; policies: --policies. Each configuration's stage 1 + reduce (the C
+Workloads: every batch x context of --batches and --contexts at --heads (16 or 128: what the grid kernels run), Q and
+KV of --q-dtype and --kv-dtype (bf16 unless given; fp8 KV runs the fp8 kernel), page 64, qlen 1, the whole GPU;
+policies: --policies. Each configuration's stage 1 + reduce (the C
 interface of kernels/python/mlasim_attention.cpp) is captured in a CUDA graph and replayed 2 times for warm-up and
 15 timed, each after a 64 MB read that leaves none of its bytes in L2, timed by CUDA events around the replay and
 waited for.
@@ -44,6 +45,8 @@ def main():
     ap.add_argument("--batches", default="4,8,12,16,24,32,48,64")
     ap.add_argument("--contexts", default="2048,4096,8192,16384")
     ap.add_argument("--policies", default="aiter-v1,fixed:splits=1,fixed:splits=2,fixed:splits=4,fixed:splits=8")
+    ap.add_argument("--q-dtype", default="bf16", choices=["bf16", "fp8"])
+    ap.add_argument("--kv-dtype", default="bf16", choices=["bf16", "fp8"])
     a = ap.parse_args()
     lib = load_lib(a.lib)
     lib.mlasim_attention_destroy.argtypes = [ctypes.c_void_p]
@@ -53,13 +56,13 @@ def main():
     driver, sm_mhz, mem_mhz = (smi[0].strip(), smi[1].strip(), smi[2].strip()) if len(smi) == 3 else ("", "", "")
     flush, out = f32(64 * MB).uniform_(), torch.empty(1 << 16, dtype=torch.float32, device="cuda")
     source = (f"measured: scripts/split_ratio_probe.py --gpu {a.gpu} --heads {a.heads} --batches {a.batches} "
-              f"--contexts {a.contexts} --policies {a.policies}")
+              f"--contexts {a.contexts} --policies {a.policies} --q-dtype {a.q_dtype} --kv-dtype {a.kv_dtype}")
     rows = []
     for heads in [int(h) for h in a.heads.split(",")]:
         for ctx in [int(c) for c in a.contexts.split(",")]:
             for b in [int(x) for x in a.batches.split(",")]:
                 w = {"gpu": a.gpu, "batch": {"kind": "uniform", "count": b, "context": ctx}, "qlen": 1, "heads": heads,
-                     "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": 64}
+                     "q_dtype": a.q_dtype, "kv_dtype": a.kv_dtype, "page_size": 64}
                 for policy in a.policies.split(","):
                     try:
                         att = Attention(lib, w, policy)
@@ -79,10 +82,10 @@ def main():
                     lib.mlasim_attention_destroy(att.handle)
                     us = statistics.median(times)
                     kind = "persistent" if policy.startswith("aiter") else "splitkv"
-                    kv = b * ctx * 576 * 2
+                    kv = b * ctx * 576 * (1 if a.kv_dtype == "fp8" else 2)
                     rows.append({"gpu": a.gpu, "kernel": f"mla_decode_wgmma_{kind}+mla_reduce", "policy": policy,
-                                 "batch": b, "context": ctx, "heads": heads, "qo_len": 1, "q_dtype": "bf16",
-                                 "kv_dtype": "bf16", "page_size": 64, "clusters": 0, "stage1_us": "", "reduce_us": "",
+                                 "batch": b, "context": ctx, "heads": heads, "qo_len": 1, "q_dtype": a.q_dtype,
+                                 "kv_dtype": a.kv_dtype, "page_size": 64, "clusters": 0, "stage1_us": "", "reduce_us": "",
                                  "kernel_us": us, "kv_bytes": kv, "kv_tbps": kv / us / 1e6, "max_abs_err": "",
                                  "driver": f"nvidia {driver}", "commit": a.commit, "date": a.date, "source": source,
                                  "device": torch.cuda.get_device_name(), "sm_clock_mhz": sm_mhz,

@@ -28,11 +28,12 @@ inside its variant's ranges. Each of contexts_a and contexts_b gets the batch ev
 as `mlasim step --step-batches` reads it (step_batches_contexts_a.json, step_batches_contexts_b.json).
 
   python3 scripts/step_interleaved.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 30] [--kv-per-layer] \
-      [--heads 16|128]
+      [--heads 16|128] [--q-dtype bf16|fp8] [--kv-dtype bf16|fp8]
 
 --heads gives the q heads one GPU holds (128 by default; 16 for DeepSeek's 128 heads over 8 tensor-parallel ranks):
 the q prep, the attention and the GEMM for the rest of the layer (its weights sharded as tensor parallelism shards
-them) take that many.
+them) take that many. --q-dtype and --kv-dtype give the attention's inputs (bf16 by default; fp8 KV runs our fp8
+kernel); the RoPE + KV write's cache stays bf16, since the attention reads inputs of its own.
 
 By default every layer's attention reads one KV cache (the runs of 2026-11-26); --kv-per-layer gives each layer a
 cache of its own, as a model has, so that nothing of a layer's KV can still be in L2 when the next layer reads it.
@@ -95,6 +96,10 @@ def main():
     ap.add_argument("--heads", type=int, default=HEADS, choices=[16, 128],
                     help="q heads one GPU holds (128, or 16 for 8 tensor-parallel ranks: what our kernels run); the "
                          "q prep and the rest of the layer scale with them")
+    ap.add_argument("--q-dtype", default="bf16", choices=["bf16", "fp8"],
+                    help="the attention's Q (our kernels' inputs; the q prep before it writes fp8 either way)")
+    ap.add_argument("--kv-dtype", default="bf16", choices=["bf16", "fp8"],
+                    help="the attention's KV cache (fp8 runs our fp8 kernel)")
     ap.add_argument("--kv-per-layer", action="store_true",
                     help="each layer's attention reads a KV cache of its own (as in a model); without it every layer "
                          "reads the same one, and part of it may still be in L2 from the layer before")
@@ -105,7 +110,7 @@ def main():
     def workload(batch, context=None, kv_lens=None):
         spec = ({"kind": "list", "kv_lens": kv_lens} if kv_lens and len(set(kv_lens)) > 1 else
                 {"kind": "uniform", "count": batch, "context": kv_lens[0] if kv_lens else context or a.context})
-        return {"gpu": a.gpu, "batch": spec, "qlen": 1, "heads": a.heads, "q_dtype": "bf16", "kv_dtype": "bf16",
+        return {"gpu": a.gpu, "batch": spec, "qlen": 1, "heads": a.heads, "q_dtype": a.q_dtype, "kv_dtype": a.kv_dtype,
                 "page_size": a.page_size}
 
     def kv_lens_of(item):
