@@ -111,7 +111,13 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_edit_band2/b10_ctx16384",
                                                    "h200/step_edit_band2/h16_b16_ctx8192",
                                                    "h200/step_edit_band2/h16_b56_ctx2048",
-                                                   "h200/step_edit_band2/h16_b120_ctx4096"};
+                                                   "h200/step_edit_band2/h16_b120_ctx4096",
+                                                   "h200/step_fp8/b16_ctx4096",
+                                                   "h200/step_fp8/b12_ctx8192",
+                                                   "h200/step_fp8/b32_ctx2048",
+                                                   "h200/step_fp8/h16_b32_ctx8192",
+                                                   "h200/step_fp8/h16_b64_ctx4096",
+                                                   "h200/step_fp8/h16_b128_ctx2048"};
   return folders;
 }
 
