@@ -152,10 +152,9 @@ class Probe:
         # Producers and followers of one configuration get objects of their own: no inputs shared in L2.
         key = (spec, role)
         if key not in self.attn:
-            _, b, ctx, pol = spec.split(":", 3)
-            pol, _, heads = pol.partition("@")
-            w = {"gpu": self.gpu, "batch": {"kind": "uniform", "count": int(b), "context": int(ctx)}, "qlen": 1,
-                 "heads": int(heads) if heads else HEADS, "q_dtype": "bf16", "kv_dtype": "bf16", "page_size": 64}
+            b, ctx, pol, heads, dtype = l2_writeback_set.attention_follower(spec)
+            w = {"gpu": self.gpu, "batch": {"kind": "uniform", "count": b, "context": ctx}, "qlen": 1,
+                 "heads": heads, "q_dtype": dtype, "kv_dtype": dtype, "page_size": 64}
             self.attn[key] = [Attention(self.lib, w, pol) for _ in range(self.reps)]
         return self.attn[key]
 

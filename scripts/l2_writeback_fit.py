@@ -120,15 +120,14 @@ class Curve:
         self.classes = {}  # the kernel class each follower's plan runs
 
     def predict(self, follower, b_hbm):
-        _, b, ctx, pol = follower.split(":", 3)
-        pol, _, heads = pol.partition("@")
+        b, ctx, pol, heads, dtype = l2_writeback_set.attention_follower(follower)
         prof = json.loads(json.dumps(self.profile))
         prof["params"]["b_hbm_tbps"]["value"] = b_hbm
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(prof, f)
         try:
-            out = subprocess.run([self.mlasim, "predict", "--gpu", f.name, "--batch", b, "--context", ctx, "--heads",
-                                  heads or "128", "--q-dtype", "bf16", "--kv-dtype", "bf16", "--page-size", "64",
+            out = subprocess.run([self.mlasim, "predict", "--gpu", f.name, "--batch", str(b), "--context", str(ctx),
+                                  "--heads", str(heads), "--q-dtype", dtype, "--kv-dtype", dtype, "--page-size", "64",
                                   "--policy", pol, "--format", "json"], check=True, capture_output=True, text=True)
         finally:
             os.unlink(f.name)
@@ -149,10 +148,9 @@ class Curve:
         return self.cache[key]
 
     def own_outputs_mb(self, follower):
-        """The unsplit follower's bf16 outputs, dirty as the next repeat's follower starts."""
-        _, b, _, pol = follower.split(":", 3)
-        heads = int(pol.partition("@")[2] or 128)
-        return int(b) * heads * 512 * 2 / MB
+        """The unsplit follower's bf16 outputs (of either dtype), dirty as the next repeat's follower starts."""
+        b, _, _, heads, _ = l2_writeback_set.attention_follower(follower)
+        return b * heads * 512 * 2 / MB
 
 
 def main():
