@@ -7,7 +7,7 @@ the median and the 90th percentile.
 `mlasim step` takes the p90 times a step's sites as that edit's part of the 90 % band.
 
 It also says how well that band carries to a workload it did not see: each edit's measured step against the p90 of
-the other workloads' edits (leave one workload out: heads, requests and context).
+the other workloads' edits (leave one workload out: heads, requests, context and KV dtype).
 
   scripts/edit_error_fit.py GPU [--data DIR] [--date DATE] [--write]
 
@@ -43,7 +43,7 @@ def rows(data, gpu):
         if "mixed_batches" not in events:
             continue
         w = events["workload"]
-        workload = (w["heads"], w["batch"]["count"], w["batch"]["context"])
+        workload = (w["heads"], w["batch"]["count"], w["batch"]["context"], w["kv_dtype"])
         with open(path) as f:
             for p in json.load(f):
                 kind = p["edit"].split("=")[0]

@@ -12,6 +12,8 @@
 #      0.5). The 16-head plans that stream on every SM saturate the memory more sharply than the sweep's read
 #      kernel (docs/validation.md section 0.10), the 128-head pair kernel's more softly (section 7.4); the other
 #      classes keep the sweep's curve.
+#      Then the fp8 kernel's own grid factor, alone, to the H200 campaign and the first sessions of the fp8
+#      split-ratio probe (docs/validation.md section 0.11);
 #   4. h100: the gather term, alone, to every other line of the sparse campaign (docs/sparse.md);
 #   5. both: the L2 carry-over, prior-writes, stream-kernel and event-timing terms, measured by their own probes
 #      and fitted by scripts/l2_carry_fit.py, scripts/l2_grid_law.py, scripts/stream_kernel_fit.py and
@@ -94,11 +96,18 @@ mkdir -p data/gpus/derived
 carry_measured h200 data/gpus/derived/h200_from_h100.json reduce_blocks_per_cu reduce_wide_blocks_per_cu
 fit data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
   $m/h200/stream_read_590702c.csv data/gpus/h200.json "$free_h200" $split_ratio_h200
-# The gather fit writes its own model_error (of sparse rows); the profile keeps the campaign fit's.
+# The fp8 kernel's own grid factor on the H200 (docs/validation.md section 0.11), alone, to its campaign and the
+# first sessions of the fp8 split-ratio probe: its grid kernel streams as fast as its persistent one, where the one
+# factor (fitted on the H100, mostly to bf16 rows) has it 9 % slower. The H100 has no fp8 probe and keeps the one.
+# This fit and the gather fit below write their own model_error; the profiles keep the campaign fits'.
+cp data/gpus/h200.json "$tmp/h200.main.json"
+sr8=$m/h200/split_ratio_fp8
+"$bin" calibrate --gpu data/gpus/h200.json --measurements $m/h200/campaign_standard-v1_590702c.csv \
+  --measurements $sr8/split_ratio_h200_fp8_run1.csv --measurements $sr8/split_ratio_h200_fp8_h16_run1.csv \
+  --free wgmma-fp8.grid_stream_factor --holdout-every 4 --date "$date" --out data/gpus/h200.json
 cp data/gpus/h100.json "$tmp/h100.main.json"
 "$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \
   --free gather_extra_read --holdout-every 2 --date "$date" --out data/gpus/h100.json
-cp data/gpus/h200.json "$tmp/h200.main.json"
 for g in h100 h200; do
   carry_measured $g data/gpus/$g.json l2_carry_ stream_kernel_ stream_write_ events_ l2_prior_writes_ \
     reduce_blocks_per_cu reduce_wide_blocks_per_cu
@@ -134,6 +143,8 @@ python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16-pair $m/h200/split_rat
 python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16 $m/h200/split_ratio_h16/split_ratio_h200_h16_run2.csv \
   $k/knee_h16_run1.csv $k/knee_h16_run2.csv ${k}2/knee2_h16_run1.csv ${k}2/knee2_h16_run2.csv --date "$date" \
   --write >/dev/null
+python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-fp8 $sr8/split_ratio_h200_fp8_run2.csv \
+  $sr8/split_ratio_h200_fp8_h16_run2.csv --date "$date" --write >/dev/null
 
 # The fuse and remove edits' error per site over the interleaved step runs (docs/step.md section 3), the band
 # `mlasim step` gives them: the committed predictions made with these profiles (their errors do not depend on the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where the decode-step what-if's +-5 % target holds (docs/step.md §4): every interleaved run's committed predictions
 (predictions.json, written by scripts/step_table.py), each edit counted within +-5 % of its measured change or not,
-by GPU, heads and batch (a batch past 16 runs the fused q prep's grid in two groups).
+by GPU, KV dtype, heads and batch (a batch past 16 runs the fused q prep's grid in two groups).
 
   scripts/step_summary.py [DATA_DIR]          (default: data)
 
@@ -41,7 +41,7 @@ def main():
     for folder, events, predictions in runs(data):
         w = events["workload"]
         gpu = os.path.relpath(folder, os.path.join(data, "measurements")).split(os.sep)[0]
-        key = (gpu, w["heads"], "<= 16" if w["batch"]["count"] <= 16 else "> 16")
+        key = (gpu, w["kv_dtype"], w["heads"], "<= 16" if w["batch"]["count"] <= 16 else "> 16")
         g = groups.setdefault(key, {"runs": 0, **{k: [0, 0] for k, _ in KINDS}})
         g["runs"] += 1
         for p in predictions:
@@ -56,16 +56,16 @@ def main():
                 band = bands.setdefault((edit,) + key, [0, 0])
                 band[0] += p["within_band"]
                 band[1] += 1
-    print("| GPU | heads | batch | runs | " + " | ".join(name for _, name in KINDS) + " | all |")
-    print("|---|---|---|---|" + "---|" * (len(KINDS) + 1))
+    print("| GPU | KV | heads | batch | runs | " + " | ".join(name for _, name in KINDS) + " | all |")
+    print("|---|---|---|---|---|" + "---|" * (len(KINDS) + 1))
     total = [0, 0]
-    for key in sorted(groups, key=lambda k: (k[0], -k[1], k[2])):
+    for key in sorted(groups, key=lambda k: (k[0], k[1], -k[2], k[3])):
         g = groups[key]
         within = sum(g[k][0] for k, _ in KINDS)
         edits = sum(g[k][1] for k, _ in KINDS)
         total = [total[0] + within, total[1] + edits]
         cells = " | ".join(f"{g[k][0]}/{g[k][1]}" if g[k][1] else "-" for k, _ in KINDS)
-        print(f"| {key[0].upper()} | {key[1]} | {key[2]} | {g['runs']} | {cells} | {within}/{edits} |")
+        print(f"| {key[0].upper()} | {key[1]} | {key[2]} | {key[3]} | {g['runs']} | {cells} | {within}/{edits} |")
     print(f"\n{total[0]} of {total[1]} edits within +-{TARGET_PCT:g} % of the measured change")
     # How often the measured step falls inside the edits' predicted 90 % band.
     for edit in ("policy", "fuse and remove"):
@@ -74,8 +74,8 @@ def main():
             continue
         inside = sum(b[0] for b in mine.values())
         edits = sum(b[1] for b in mine.values())
-        groups_text = ", ".join(f"{k[0].upper()} {k[1]} heads {k[2]}: {b[0]}/{b[1]}" for k, b in
-                                sorted(mine.items(), key=lambda kb: (kb[0][0], -kb[0][1], kb[0][2])))
+        groups_text = ", ".join(f"{k[0].upper()} {k[1]} {k[2]} heads {k[3]}: {b[0]}/{b[1]}" for k, b in
+                                sorted(mine.items(), key=lambda kb: (kb[0][0], kb[0][1], -kb[0][2], kb[0][3])))
         print(f"{inside} of {edits} {edit} edits' measured steps inside the predicted 90 % band ({groups_text})")
 
 
