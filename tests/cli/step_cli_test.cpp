@@ -117,7 +117,13 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_fp8/b32_ctx2048",
                                                    "h200/step_fp8/h16_b32_ctx8192",
                                                    "h200/step_fp8/h16_b64_ctx4096",
-                                                   "h200/step_fp8/h16_b128_ctx2048"};
+                                                   "h200/step_fp8/h16_b128_ctx2048",
+                                                   "h200/step_fp8_2/b12_ctx4096",
+                                                   "h200/step_fp8_2/b24_ctx4096",
+                                                   "h200/step_fp8_2/b48_ctx2048",
+                                                   "h200/step_fp8_2/h16_b16_ctx4096",
+                                                   "h200/step_fp8_2/h16_b48_ctx8192",
+                                                   "h200/step_fp8_2/h16_b96_ctx2048"};
   return folders;
 }
 
