@@ -147,10 +147,12 @@ class Curve:
             self.cache[key] = max(0.0, slowed["stage1_us"] - clean["stage1_us"]) * min(1.0, self.window / read_mb)
         return self.cache[key]
 
-    def own_outputs_mb(self, follower):
-        """The unsplit follower's bf16 outputs (of either dtype), dirty as the next repeat's follower starts."""
+    def own_dirty_mb(self, follower):
+        """What the follower leaves dirty as the next repeat's follower starts: its bf16 outputs (of either dtype)
+        and, for a plan that splits, the fp32 partials and LSEs its reduce read back (sim/attention_bytes.h)."""
         b, _, _, heads, _ = l2_writeback_set.attention_follower(follower)
-        return b * heads * 512 * 2 / MB
+        partials = self.predict(follower, self.p["b_hbm_tbps"]).get("num_partials", 0)
+        return (b * heads * 512 * 2 + partials * heads * (512 * 4 + 4)) / MB
 
 
 def main():
@@ -215,7 +217,7 @@ def main():
         else:
             if producer in ("none", "gemm") or ("none", follower) not in rows:
                 continue
-            own = [(0.0, curve.own_outputs_mb(follower))]
+            own = [(0.0, curve.own_dirty_mb(follower))]
             ops1, ops0 = own + producer_ops(producer), own
             y = us - rows[("none", follower)]
         d0, d1, c, law = effect(follower, ops1, ops0)
