@@ -16,7 +16,8 @@ Producers
   fillread:MB     fill:MB, then a full-GPU read of the same MB: a split attention and its reduce, in miniature (the
                   partial outputs written, then read once)
   attn:B:CTX:POL  our MLA decode kernels (stage 1, and the reduce when the plan has partials) for B requests of CTX
-                  tokens, 128 heads, bf16, page 64, planned by the split policy POL
+                  tokens, 128 heads, bf16, page 64, planned by the split policy POL; attn:B:CTX:POL@H for H heads,
+                  attn:B:CTX:POL[@H]/fp8 for fp8 Q and KV (l2_writeback_set.attention_follower)
   qsep, qfused    the step stack's q prep (docs/step.md §4) for 16 requests: five separate kernels (8.5 MB written)
                   or the fused one (1.2 MB written)
   rope            the step stack's RoPE + KV write
@@ -28,7 +29,7 @@ Followers
   full            a full-GPU read of 75 MB: HBM-bound
   full:MB         a full-GPU read of MB megabytes: how much must a follower move to write the dirty lines back?
   lat             a read of 75 MB by 16 programs: latency-bound, as the unsplit attention of the stack
-  attn:B:CTX:POL  our MLA decode kernels as the follower (128 heads; POL@H for H heads, 16 or 128)
+  attn:B:CTX:POL  our MLA decode kernels as the follower (128 heads; POL@H for H heads, 16 or 128; /fp8 for fp8)
   copyf:MB        a device-to-device copy of MB megabytes, buffers apart from a copy producer's
 
 Sets (--set)

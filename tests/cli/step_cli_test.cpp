@@ -29,10 +29,10 @@ nlohmann::json step_json(const std::string& args) {
 }
 
 // Every folder of validation traces (data/measurements/<gpu>/step*/): four runs of two rounds of three changes;
-// 74 interleaved runs (15 on H100s, nine of them at other workloads, copy sizes or with a KV cache per layer; 59 on
-// H200s, most at other workloads, copy sizes, with a KV cache per layer or at 16 heads) of four changes and a
-// mixed-batch change predicted with and without the steps' own batches (six predictions each; eight with steps of
-// several contexts).
+// 86 interleaved runs (15 on H100s, nine of them at other workloads, copy sizes or with a KV cache per layer; 71 on
+// H200s, most at other workloads, copy sizes, with a KV cache per layer, at 16 heads or with the fp8 attention) of
+// four changes and a mixed-batch change predicted with and without the steps' own batches (six predictions each;
+// eight with steps of several contexts).
 const std::vector<std::string>& step_folders() {
   static const std::vector<std::string> folders = {"h100/step",
                                                    "h100/step_copy8",
