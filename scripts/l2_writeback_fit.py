@@ -117,7 +117,14 @@ class Curve:
         self.p = {k: v["value"] for k, v in self.profile["params"].items()}
         self.window = self.profile["l2_mib"] * (1 << 20) / MB
         self.cache = {}
+        self.clean_cache = {}  # each follower's prediction at the profile's bandwidth
         self.classes = {}  # the kernel class each follower's plan runs
+
+    def clean(self, follower):
+        """The follower's prediction with the profile as it is (made once per follower)."""
+        if follower not in self.clean_cache:
+            self.clean_cache[follower] = self.predict(follower, self.p["b_hbm_tbps"])
+        return self.clean_cache[follower]
 
     def predict(self, follower, b_hbm):
         b, ctx, pol, heads, dtype = l2_writeback_set.attention_follower(follower)
@@ -139,7 +146,7 @@ class Curve:
         key = (follower, round(dirty, 3))
         if key not in self.cache:
             B = self.p["b_hbm_tbps"]
-            clean = self.predict(follower, B)
+            clean = self.clean(follower)
             self.classes[follower] = clean["kernel_class"]
             as_reads = dirty * self.p["l2_carry_us_per_mb"] * B
             slowed = self.predict(follower, B / (1 + as_reads / self.window))
@@ -151,7 +158,7 @@ class Curve:
         """What the follower leaves dirty as the next repeat's follower starts: its bf16 outputs (of either dtype)
         and, for a plan that splits, the fp32 partials and LSEs its reduce read back (sim/attention_bytes.h)."""
         b, _, _, heads, _ = l2_writeback_set.attention_follower(follower)
-        partials = self.predict(follower, self.p["b_hbm_tbps"]).get("num_partials", 0)
+        partials = self.clean(follower).get("num_partials", 0)
         return (b * heads * 512 * 2 + partials * heads * (512 * 4 + 4)) / MB
 
 

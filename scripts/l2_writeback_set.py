@@ -16,12 +16,8 @@ def variants(followers):
 def attention_follower(spec):
     """An attention spec of the probes, attn:BATCH:CONTEXT:POLICY[@HEADS][/DTYPE] (128 heads and bf16 unless given;
     DTYPE is Q's and the KV's, bf16 or fp8), as (batch, context, policy, heads, dtype)."""
-    _, b, ctx, pol = spec.split(":", 3)
-    pol, _, rest = pol.partition("@")
-    if not rest and "/" in pol:  # attn:B:CTX:POL/DTYPE
-        pol, _, dtype = pol.partition("/")
-        heads = ""
-    else:
-        heads, _, dtype = rest.partition("/")
+    body, _, dtype = spec.partition("/")  # no policy spec holds a "/"
+    _, b, ctx, pol = body.split(":", 3)
+    pol, _, heads = pol.partition("@")
     assert dtype in ("", "bf16", "fp8"), f"{spec}: the dtype is bf16 or fp8"
     return int(b), int(ctx), pol, int(heads or 128), dtype or "bf16"
