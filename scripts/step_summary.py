@@ -23,6 +23,11 @@ KINDS = [("fused", "fuse"), ("nocopy", "copy removal"), ("policy", "policy B"), 
 TARGET_PCT = 5.0
 
 
+def group_order(key):
+    """Groups (GPU, KV dtype, heads, batch) in print order: by GPU, KV dtype, more heads first, then batch."""
+    return key[0], key[1], -key[2], key[3]
+
+
 def runs(data):
     for path in sorted(glob.glob(os.path.join(data, "measurements", "*", "step*", "**", "predictions.json"),
                                  recursive=True)):
@@ -59,7 +64,7 @@ def main():
     print("| GPU | KV | heads | batch | runs | " + " | ".join(name for _, name in KINDS) + " | all |")
     print("|---|---|---|---|---|" + "---|" * (len(KINDS) + 1))
     total = [0, 0]
-    for key in sorted(groups, key=lambda k: (k[0], k[1], -k[2], k[3])):
+    for key in sorted(groups, key=group_order):
         g = groups[key]
         within = sum(g[k][0] for k, _ in KINDS)
         edits = sum(g[k][1] for k, _ in KINDS)
@@ -75,7 +80,7 @@ def main():
         inside = sum(b[0] for b in mine.values())
         edits = sum(b[1] for b in mine.values())
         groups_text = ", ".join(f"{k[0].upper()} {k[1]} {k[2]} heads {k[3]}: {b[0]}/{b[1]}" for k, b in
-                                sorted(mine.items(), key=lambda kb: (kb[0][0], kb[0][1], -kb[0][2], kb[0][3])))
+                                sorted(mine.items(), key=lambda kb: group_order(kb[0])))
         print(f"{inside} of {edits} {edit} edits' measured steps inside the predicted 90 % band ({groups_text})")
 
 
