@@ -34,6 +34,8 @@ void run_predict(const PredictOptions& o) {
   if (o.format == "json") {
     nlohmann::json j = sim::report_json(row);
     j["kernel_class"] = band.kernel_class;
+    // What stage 1 reads from memory (pass re-reads included): the L2 write-back's window (sim/l2_writeback.h).
+    j["stage1_read_bytes"] = e.prediction->metrics.stage1_read_bytes;
     j["uncertainty"] = {{"calibrated", band.calibrated},
                         {"sigma_pct", band.sigma_pct},
                         {"params_pct", band.params_pct},

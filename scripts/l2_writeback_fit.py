@@ -150,7 +150,7 @@ class Curve:
             self.classes[follower] = clean["kernel_class"]
             as_reads = dirty * self.p["l2_carry_us_per_mb"] * B
             slowed = self.predict(follower, B / (1 + as_reads / self.window))
-            read_mb = clean["kv_bytes"] / MB
+            read_mb = clean["stage1_read_bytes"] / MB  # from memory: a multi-pass work reads its KV again
             self.cache[key] = max(0.0, slowed["stage1_us"] - clean["stage1_us"]) * min(1.0, self.window / read_mb)
         return self.cache[key]
 

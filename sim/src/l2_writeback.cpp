@@ -29,7 +29,9 @@ double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
 double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                        const Metrics& clean, double dirty_mb, const L2Writeback& wb) {
   if (!wb.known() || dirty_mb <= 0 || params.b_hbm_tbps <= 0) return 0;
-  const double read_mb = clean.kv_bytes / 1e6;
+  // The window is one L2 of what the stage 1 reads from memory: a work of several passes that reads its KV again
+  // from memory (reread_fraction) sweeps the L2 that many times sooner.
+  const double read_mb = clean.stage1_read_bytes / 1e6;
   const std::optional<KernelClassId> cls = parse_kernel_class(clean.kernel_class);
   const double exposure = cls ? params.resolved(*cls).writeback_exposure : 0.0;
   if (read_mb <= 0 || clean.stage1_us <= 0 || exposure <= 0) return 0;

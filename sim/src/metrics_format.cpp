@@ -168,11 +168,9 @@ json timeline_to_json(const Timeline& t) {
 json prediction_to_json(const Prediction& p) {
   // The kernel class costed and the memory traffic by direction sit beside the metric fields (they are not
   // columns of the CSV forms).
-  return {{"metrics", metrics_to_json(p.metrics)},
-          {"kernel_class", p.metrics.kernel_class},
-          {"read_bytes", p.metrics.read_bytes},
-          {"write_bytes", p.metrics.write_bytes},
-          {"timeline", timeline_to_json(p.timeline)}};
+  return {{"metrics", metrics_to_json(p.metrics)}, {"kernel_class", p.metrics.kernel_class},
+          {"read_bytes", p.metrics.read_bytes},    {"stage1_read_bytes", p.metrics.stage1_read_bytes},
+          {"write_bytes", p.metrics.write_bytes},  {"timeline", timeline_to_json(p.timeline)}};
 }
 
 }  // namespace mlasim::sim

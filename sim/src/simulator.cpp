@@ -73,7 +73,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   // Rows gathered one by one (page size 1) cost more than pages read in runs.
   const double gather = batch.page_size == 1 ? 1.0 + p.gather_extra_read : 1.0;
   s.jobs.resize(plan.works.size());
-  m.kv_bytes = m.read_bytes = m.write_bytes = 0;
+  m.kv_bytes = m.read_bytes = m.stage1_read_bytes = m.write_bytes = 0;
   for (size_t i = 0; i < plan.works.size(); ++i) {
     const WorkInfo& w = plan.works[i];
     const int r = std::clamp(plan.request_of(w), 0, B - 1);
@@ -107,6 +107,7 @@ void build_stage1_jobs(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
     job.min_stream_us = flops_per_us > 0 ? flops / flops_per_us * (grid ? cp.grid_stream_factor : 1.0) : 0.0;
     m.kv_bytes += kv;
     m.read_bytes += read;
+    m.stage1_read_bytes += read;
     m.write_bytes += out;
   }
   // A persistent cluster reads its work list before its first work.

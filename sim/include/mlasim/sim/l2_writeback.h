@@ -7,10 +7,11 @@
 // (data/measurements/h200/l2_grid/h16_followers/).
 //
 // The write-back costs the memory l2_carry_us_per_mb per MB (the carry-over's measured rate, against b_hbm_tbps for
-// reads) and happens while the stage 1 reads one L2's worth of bytes, in proportion to them. Over that window the
-// memory curve's bandwidth is b_hbm / (1 + W_eff / L2), W_eff the dirty MB in read-MB; the stage 1 is played again
-// with it, and its extra time, times the window's share of the bytes it reads, is what the curve says. A stage 1
-// under the curve's knee keeps its time; one at the limit takes W_eff / b_hbm. A kernel class shows
+// reads) and happens while the stage 1 reads one L2's worth of bytes from memory (a pass that reads the work's KV
+// again counts), in proportion to them. Over that window the memory curve's bandwidth is b_hbm / (1 + W_eff / L2),
+// W_eff the dirty MB in read-MB; the stage 1 is played again with it, and its extra time, times the window's share
+// of those bytes, is what the curve says. A stage 1 under the curve's knee keeps its time; one at the limit takes
+// W_eff / b_hbm. A kernel class shows
 // `<class>.writeback_exposure` of that (measured per GPU, 0 where not): the 16-head kernel streams as the curve
 // says, the 128-head one hides most of it behind its math (docs/step.md §6).
 //

@@ -71,12 +71,13 @@ struct Metrics {
   std::vector<int> splits_per_request;  // fragments per request: 1 unsplit, n for a tile merged from n partials
   int num_works = 0;
   int num_partials = 0;
-  std::string kernel_class;     // the stage-1 kernel class costed (kernel_class.h)
-  double kv_bytes = 0;          // KV bytes stage 1 streams (each head group's re-read counted, pass re-reads not)
-  double read_bytes = 0;        // bytes read from memory: KV with pass re-reads, and the reduce's partials
-  double write_bytes = 0;       // bytes written: stage 1's partials and outputs, and the reduce's outputs
-  double achieved_tbps = 0;     // kv_bytes / kernel_us
-  double critical_path_us = 0;  // longest path works -> reduce tiles -> outputs (Boost.Graph, reduce_graph.h)
+  std::string kernel_class;      // the stage-1 kernel class costed (kernel_class.h)
+  double kv_bytes = 0;           // KV bytes stage 1 streams (each head group's re-read counted, pass re-reads not)
+  double read_bytes = 0;         // bytes read from memory: KV with pass re-reads, and the reduce's partials
+  double stage1_read_bytes = 0;  // of these, stage 1's: the KV with pass re-reads, less what folded groups hit in L2
+  double write_bytes = 0;        // bytes written: stage 1's partials and outputs, and the reduce's outputs
+  double achieved_tbps = 0;      // kv_bytes / kernel_us
+  double critical_path_us = 0;   // longest path works -> reduce tiles -> outputs (Boost.Graph, reduce_graph.h)
   bool operator==(const Metrics&) const = default;
 };
 
