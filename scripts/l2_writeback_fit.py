@@ -5,6 +5,7 @@ shows.
 
   scripts/l2_writeback_fit.py MLASIM GPU CLASS CSV... [--pairs | --against-gemm] [--check] [--write DATE]
   scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict FOLLOWER,...   (the write-back probe's rows, predicted)
+  scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict-grid FOLLOWER,...   (the grid probe's fills and copies)
 
 For each probe row (a producer, then our attention as the follower; scripts/l2_carry_probe.py), the extra time over
 the same follower after its baseline, less what the prior-writes law gives (model/l2_prior_writes.h), is set against
@@ -22,7 +23,8 @@ l2_dirty_before_mb counts them. The exposure is the least-squares slope through 
                        against the GEMM alone
 
 --check predicts the rows with the profile's exposure instead of fitting one (a check on rows the fit did not see);
---predict prints what the profile predicts for the write-back probe's rows before it runs. --write sets
+--predict prints what the profile predicts for the write-back probe's rows before it runs, --predict-grid for the grid
+probe's fills and copies before each follower, against the follower after its own previous repeat (as fitted). --write sets
 data/gpus/GPU.json's `CLASS.writeback_exposure` (kind measured, with the fit's sources and its 1 sigma).
 """
 import argparse
@@ -37,6 +39,8 @@ from l2_neighbours_table import load
 from l2_writeback_set import STACK_COPY
 
 MB = 1e6
+# The grid probe's fills and copies (scripts/l2_carry_probe.py --set grid), as --predict-grid predicts them.
+GRID_FILLS_AND_COPIES = ["fill:4", "fill:8", "fill:12", "fill:16", "fill:20", "fill:24", "copy:8", "copy:16"]
 CHUNKS = 40  # kL2PriorWritesChunks
 
 
@@ -172,6 +176,7 @@ def main():
     ap.add_argument("--against-gemm", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--predict", metavar="FOLLOWERS")
+    ap.add_argument("--predict-grid", metavar="FOLLOWERS")
     ap.add_argument("--write", metavar="DATE")
     a = ap.parse_args()
     curve = Curve(a.mlasim, a.gpu)
@@ -202,6 +207,17 @@ def main():
             d0, d1, c, law = predicted(follower, producer, "gemm")
             print(f"  {follower:34s} {producer:34s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
                   f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
+        check_classes()
+        return
+    if a.predict_grid:
+        print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}; extra us over the follower after none "
+              f"(write-back + prior-writes law)")
+        for follower in a.predict_grid.split(","):
+            own = [(0.0, curve.own_dirty_mb(follower))]
+            for producer in GRID_FILLS_AND_COPIES:
+                d0, d1, c, law = effect(follower, own + producer_ops(producer), own)
+                print(f"  {follower:34s} {producer:8s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
+                      f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
         check_classes()
         return
     rows = load(a.csv)
