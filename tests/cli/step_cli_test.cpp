@@ -123,7 +123,11 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_fp8_2/b48_ctx2048",
                                                    "h200/step_fp8_2/h16_b16_ctx4096",
                                                    "h200/step_fp8_2/h16_b48_ctx8192",
-                                                   "h200/step_fp8_2/h16_b96_ctx2048"};
+                                                   "h200/step_fp8_2/h16_b96_ctx2048",
+                                                   "h200/step_fp8_3/b8_ctx16384",
+                                                   "h200/step_fp8_3/b20_ctx8192",
+                                                   "h200/step_fp8_3/b40_ctx4096",
+                                                   "h200/step_fp8_3/h16_b24_ctx8192"};
   return folders;
 }
 
