@@ -96,15 +96,17 @@ mkdir -p data/gpus/derived
 carry_measured h200 data/gpus/derived/h200_from_h100.json reduce_blocks_per_cu reduce_wide_blocks_per_cu
 fit data/gpus/derived/h200_from_h100.json $m/h200/campaign_standard-v1_590702c.csv \
   $m/h200/stream_read_590702c.csv data/gpus/h200.json "$free_h200" $split_ratio_h200
-# The fp8 kernel's own grid factor on the H200 (docs/validation.md section 0.11), alone, to its campaign and the
-# first sessions of the fp8 split-ratio probe: its grid kernel streams as fast as its persistent one, where the one
-# factor (fitted on the H100, mostly to bf16 rows) has it 9 % slower. The H100 has no fp8 probe and keeps the one.
+# The fp8 kernel's own grid factor on the H200 (docs/validation.md section 0.11), with its re-read fraction, to its
+# campaign and the first sessions of the fp8 split-ratio probe: its grid kernel streams about as fast as its
+# persistent one, where the one factor (fitted on the H100, mostly to bf16 rows) has it 9 % slower, and its passes
+# read less again than the campaign alone gives. The H100 has no fp8 probe and keeps the one factor.
 # This fit and the gather fit below write their own model_error; the profiles keep the campaign fits'.
 cp data/gpus/h200.json "$tmp/h200.main.json"
 sr8=$m/h200/split_ratio_fp8
 "$bin" calibrate --gpu data/gpus/h200.json --measurements $m/h200/campaign_standard-v1_590702c.csv \
   --measurements $sr8/split_ratio_h200_fp8_run1.csv --measurements $sr8/split_ratio_h200_fp8_h16_run1.csv \
-  --free wgmma-fp8.grid_stream_factor --holdout-every 4 --date "$date" --out data/gpus/h200.json
+  --free wgmma-fp8.grid_stream_factor,wgmma-fp8.reread_fraction --holdout-every 4 --date "$date" \
+  --out data/gpus/h200.json
 cp data/gpus/h100.json "$tmp/h100.main.json"
 "$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \
   --free gather_extra_read --holdout-every 2 --date "$date" --out data/gpus/h100.json

@@ -169,7 +169,7 @@ TEST(L2Writeback, PredictsTheH200GridProbesFillsAndCopies) {
 }
 
 // The fp8 kernel makes one pass over a work's KV per 16 rows and reads it again from memory on each: at 128 heads
-// its stage 1 reads about 7.6 times its KV, so the dirty lines leave over an L2 of those reads, a seventh of the
+// its stage 1 reads about 7 times its KV, so the dirty lines leave over an L2 of those reads, a seventh of the
 // stage, and the write-back costs it little, where the 16-head plans of the same class pay it as the bf16 kernel
 // does. One exposure serves both (fitted to these rows of data/measurements/h200/l2_grid/fp8_followers/ and to
 // fp8_followers2/ beside it).
