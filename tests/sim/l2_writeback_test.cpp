@@ -81,14 +81,14 @@ TEST(L2Writeback, CostsAStageOneByItsShareOfTheMemory) {
 }
 
 // A follower of the grid probes: its folder under data/measurements/h200/l2_grid/, its workload and plan.
-struct Follower {
+struct WritebackFollower {
   const char* folder;
   int batch, context, heads;
   DType dtype;
   const char* policy;
 };
 
-struct ProbeCheck {
+struct WritebackProbeCheck {
   double mean_abs_us = 0, worst_us = 0;
   std::map<std::string, double> predicted, measured;  // "folder producer" -> the change over "none", us
   std::string table;
@@ -97,19 +97,19 @@ struct ProbeCheck {
 // The probe's fills and copies before each follower, against the same attention after the previous repeat's (whose
 // outputs, and a split plan's partials, are dirty as it starts): the write-back and the prior-writes law together,
 // as the step what-if adds them.
-using Producers = std::vector<std::pair<std::string, std::vector<OpBytes>>>;
+using WritebackProducers = std::vector<std::pair<std::string, std::vector<OpBytes>>>;
 
 // The fills and copies every grid probe ran, as (read MB, written MB) ops.
-const Producers kFillsAndCopies = {{"fill:4", {{0, 4}}},   {"fill:8", {{0, 8}}},   {"fill:12", {{0, 12}}},
-                                   {"fill:16", {{0, 16}}}, {"fill:20", {{0, 20}}}, {"fill:24", {{0, 24}}},
-                                   {"copy:8", {{8, 8}}},   {"copy:16", {{16, 16}}}};
+const WritebackProducers kWritebackFillsAndCopies = {
+    {"fill:4", {{0, 4}}},   {"fill:8", {{0, 8}}},   {"fill:12", {{0, 12}}}, {"fill:16", {{0, 16}}},
+    {"fill:20", {{0, 20}}}, {"fill:24", {{0, 24}}}, {"copy:8", {{8, 8}}},   {"copy:16", {{16, 16}}}};
 
-ProbeCheck check_probe(const std::string& probe, std::initializer_list<Follower> followers,
-                       const Producers& producers = kFillsAndCopies) {
-  ProbeCheck c;
+WritebackProbeCheck check_writeback_probe(const std::string& probe, std::initializer_list<WritebackFollower> followers,
+                                          const WritebackProducers& producers = kWritebackFillsAndCopies) {
+  WritebackProbeCheck c;
   double sum_abs = 0;
   int n = 0;
-  for (const Follower& f : followers) {
+  for (const WritebackFollower& f : followers) {
     std::map<std::string, double> us;
     for (const testing::ProbeRow& r : testing::probe_rows(std::string(MLASIM_DATA_DIR) + "/measurements/h200/l2_grid/" +
                                                           probe + "/" + f.folder + "/l2_carry.csv"))
@@ -156,13 +156,14 @@ ProbeCheck check_probe(const std::string& probe, std::initializer_list<Follower>
 // The three unsplit 16-head attentions of the step runs (128, 64 and 16 SMs streaming), which the 16-head class's
 // exposure was fitted to (data/measurements/h200/l2_grid/h16_followers/).
 TEST(L2Writeback, PredictsTheH200GridProbesFillsAndCopies) {
-  Producers producers = kFillsAndCopies;
+  WritebackProducers producers = kWritebackFillsAndCopies;
   producers.push_back({"fill:8.52+copy:16.777216", {{0, 8.52}, {16.777216, 16.777216}}});  // the step stack's
-  const ProbeCheck c = check_probe("h16_followers",
-                                   {{"attn_128_2048_aiter-v1_h16", 128, 2048, 16, DType::bf16, "aiter-v1"},
-                                    {"attn_64_4096_aiter-v1_h16", 64, 4096, 16, DType::bf16, "aiter-v1"},
-                                    {"attn_16_4096_aiter-v1_h16", 16, 4096, 16, DType::bf16, "aiter-v1"}},
-                                   producers);
+  const WritebackProbeCheck c =
+      check_writeback_probe("h16_followers",
+                            {{"attn_128_2048_aiter-v1_h16", 128, 2048, 16, DType::bf16, "aiter-v1"},
+                             {"attn_64_4096_aiter-v1_h16", 64, 4096, 16, DType::bf16, "aiter-v1"},
+                             {"attn_16_4096_aiter-v1_h16", 16, 4096, 16, DType::bf16, "aiter-v1"}},
+                            producers);
   EXPECT_LT(c.mean_abs_us, 0.45) << c.table;
   EXPECT_LT(c.worst_us, 1.3) << c.table;
   std::cout << c.table;
@@ -174,12 +175,12 @@ TEST(L2Writeback, PredictsTheH200GridProbesFillsAndCopies) {
 // does. One exposure serves both (fitted to these rows of data/measurements/h200/l2_grid/fp8_followers/ and to
 // fp8_followers2/ beside it).
 TEST(L2Writeback, AMultiPassStageOneSweepsItsL2SoonerOnTheFp8Probes) {
-  const ProbeCheck h16 =
-      check_probe("fp8_followers", {{"attn_128_2048_aiter-v1_h16_fp8", 128, 2048, 16, DType::fp8, "aiter-v1"},
-                                    {"attn_64_4096_aiter-v1_h16_fp8", 64, 4096, 16, DType::fp8, "aiter-v1"}});
-  const ProbeCheck h128 =
-      check_probe("fp8_followers", {{"attn_32_2048_splits4_fp8", 32, 2048, 128, DType::fp8, "fixed:splits=4"},
-                                    {"attn_16_4096_aiter-v1_fp8", 16, 4096, 128, DType::fp8, "aiter-v1"}});
+  const WritebackProbeCheck h16 =
+      check_writeback_probe("fp8_followers", {{"attn_128_2048_aiter-v1_h16_fp8", 128, 2048, 16, DType::fp8, "aiter-v1"},
+                                              {"attn_64_4096_aiter-v1_h16_fp8", 64, 4096, 16, DType::fp8, "aiter-v1"}});
+  const WritebackProbeCheck h128 =
+      check_writeback_probe("fp8_followers", {{"attn_32_2048_splits4_fp8", 32, 2048, 128, DType::fp8, "fixed:splits=4"},
+                                              {"attn_16_4096_aiter-v1_fp8", 16, 4096, 128, DType::fp8, "aiter-v1"}});
   std::cout << h16.table << h128.table;
   // The 64 x 4096 follower ran 0.3 to 0.8 us faster after every fill and copy than after its own outputs alone,
   // which no write-back gives; at 128 x 2048 the fills cost what the curve says.
