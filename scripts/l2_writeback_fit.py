@@ -193,6 +193,16 @@ def main():
     def predicted(follower, producer, base):
         return effect(follower, producer_ops(producer), producer_ops(base))
 
+    def after_own(follower, producer):
+        """effect() of a grid producer against none: the follower after its own previous repeat, whose outputs (and
+        a split plan's partials) are dirty as it starts."""
+        own = [(0.0, curve.own_dirty_mb(follower))]
+        return effect(follower, own + producer_ops(producer), own)
+
+    def print_predicted(follower, producer, width, d0, d1, c, law):
+        print(f"  {follower:34s} {producer:{width}s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
+              f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
+
     def check_classes():
         wrong = {f: c for f, c in curve.classes.items() if c != a.cls}
         if wrong:
@@ -204,20 +214,15 @@ def main():
         for producer, follower in l2_writeback_set.variants(a.predict.split(",")):
             if producer == "gemm":
                 continue
-            d0, d1, c, law = predicted(follower, producer, "gemm")
-            print(f"  {follower:34s} {producer:34s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
-                  f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
+            print_predicted(follower, producer, 34, *predicted(follower, producer, "gemm"))
         check_classes()
         return
     if a.predict_grid:
         print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}; extra us over the follower after none "
               f"(write-back + prior-writes law)")
         for follower in a.predict_grid.split(","):
-            own = [(0.0, curve.own_dirty_mb(follower))]
             for producer in GRID_FILLS_AND_COPIES:
-                d0, d1, c, law = effect(follower, own + producer_ops(producer), own)
-                print(f"  {follower:34s} {producer:8s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
-                      f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
+                print_predicted(follower, producer, 8, *after_own(follower, producer))
         check_classes()
         return
     rows = load(a.csv)
@@ -235,16 +240,13 @@ def main():
             base_producer = producer[: -len("+" + STACK_COPY)]
             if (base_producer, follower) not in rows:
                 continue
-            ops1, ops0 = producer_ops(producer), producer_ops(base_producer)
-            y = us - rows[(base_producer, follower)]
-        else:
-            if producer in ("none", "gemm") or ("none", follower) not in rows:
-                continue
-            own = [(0.0, curve.own_dirty_mb(follower))]
-            ops1, ops0 = own + producer_ops(producer), own
-            y = us - rows[("none", follower)]
-        d0, d1, c, law = effect(follower, ops1, ops0)
-        points.append((f"{producer} -> {follower}", d0, d1, c, y - law))
+            d0, d1, c, law = predicted(follower, producer, base_producer)
+            points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[(base_producer, follower)] - law))
+            continue
+        if producer in ("none", "gemm") or ("none", follower) not in rows:
+            continue
+        d0, d1, c, law = after_own(follower, producer)
+        points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[("none", follower)] - law))
     check_classes()
     sxx = sum(c * c for *_, c, _ in points)
     e = min(4.0, max(0.0, sum(c * y for *_, c, y in points) / sxx)) if sxx > 0 else 0.0
