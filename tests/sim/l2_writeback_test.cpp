@@ -90,13 +90,10 @@ struct WritebackFollower {
 
 struct WritebackProbeCheck {
   double mean_abs_us = 0, worst_us = 0;
-  std::map<std::string, double> predicted, measured;  // "folder producer" -> the change over "none", us
+  std::map<std::string, double> predicted;  // "folder producer" -> the predicted change over "none", us
   std::string table;
 };
 
-// The probe's fills and copies before each follower, against the same attention after the previous repeat's (whose
-// outputs, and a split plan's partials, are dirty as it starts): the write-back and the prior-writes law together,
-// as the step what-if adds them.
 using WritebackProducers = std::vector<std::pair<std::string, std::vector<OpBytes>>>;
 
 // The fills and copies every grid probe ran, as (read MB, written MB) ops.
@@ -104,6 +101,9 @@ const WritebackProducers kWritebackFillsAndCopies = {
     {"fill:4", {{0, 4}}},   {"fill:8", {{0, 8}}},   {"fill:12", {{0, 12}}}, {"fill:16", {{0, 16}}},
     {"fill:20", {{0, 20}}}, {"fill:24", {{0, 24}}}, {"copy:8", {{8, 8}}},   {"copy:16", {{16, 16}}}};
 
+// The probe's fills and copies before each follower, against the same attention after the previous repeat's (whose
+// outputs, and a split plan's partials, are dirty as it starts): the write-back and the prior-writes law together,
+// as the step what-if adds them.
 WritebackProbeCheck check_writeback_probe(const std::string& probe, std::initializer_list<WritebackFollower> followers,
                                           const WritebackProducers& producers = kWritebackFillsAndCopies) {
   WritebackProbeCheck c;
@@ -115,12 +115,7 @@ WritebackProbeCheck check_writeback_probe(const std::string& probe, std::initial
                                                           probe + "/" + f.folder + "/l2_carry.csv"))
       us[r.producer] = r.follower_us;
     EXPECT_TRUE(us.count("none")) << f.folder;
-    WorkloadContext ctx = testing::hopper_context("h200", f.batch, f.context, f.heads);
-    if (f.dtype != DType::bf16) {
-      Workload w = ctx.workload;
-      w.q_dtype = w.kv_dtype = f.dtype;
-      ctx = resolve(w);
-    }
+    const WorkloadContext ctx = testing::hopper_context("h200", f.batch, f.context, f.heads, f.dtype);
     const L2Writeback wb = l2_writeback_of(ctx.params, ctx.gpu);
     EXPECT_TRUE(wb.known());
     const Evaluation e = evaluate(f.policy, ctx);
@@ -140,7 +135,6 @@ WritebackProbeCheck check_writeback_probe(const std::string& probe, std::initial
       const std::string key = std::string(f.folder) + " " + producer;
       const double predicted = cost(ops) - baseline, measured = us[producer] - us["none"];
       c.predicted[key] = predicted;
-      c.measured[key] = measured;
       sum_abs += std::abs(predicted - measured);
       c.worst_us = std::max(c.worst_us, std::abs(predicted - measured));
       ++n;

@@ -47,13 +47,14 @@ inline Plan plan(const std::string& spec, const DecodeBatch& batch, const std::s
 }
 
 // The workload our Hopper kernels run on `gpu` (a profile name): `batch` requests of `context` tokens, `heads` query
-// heads, bf16 Q and KV, pages of 64 tokens.
-inline WorkloadContext hopper_context(const std::string& gpu, int batch, int context, int heads = 128) {
+// heads, Q and KV of `dtype` (bf16 unless given), pages of 64 tokens.
+inline WorkloadContext hopper_context(const std::string& gpu, int batch, int context, int heads = 128,
+                                      DType dtype = DType::bf16) {
   Workload w;
   w.gpu = gpu;
   w.batch = BatchSpec::uniform(batch, context);
   w.heads = heads;
-  w.q_dtype = w.kv_dtype = DType::bf16;
+  w.q_dtype = w.kv_dtype = dtype;
   w.page_size = 64;
   return resolve(w);
 }

@@ -11,9 +11,8 @@
 // again counts), in proportion to them. Over that window the memory curve's bandwidth is b_hbm / (1 + W_eff / L2),
 // W_eff the dirty MB in read-MB; the stage 1 is played again with it, and its extra time, times the window's share
 // of those bytes, is what the curve says. A stage 1 under the curve's knee keeps its time; one at the limit takes
-// W_eff / b_hbm. A kernel class shows
-// `<class>.writeback_exposure` of that (measured per GPU, 0 where not): the 16-head kernel streams as the curve
-// says, the 128-head one hides most of it behind its math (docs/step.md §6).
+// W_eff / b_hbm. A kernel class shows `<class>.writeback_exposure` of that (measured per GPU, 0 where not): the
+// 16-head kernel streams as the curve says, the 128-head one hides most of it behind its math (docs/step.md §6).
 //
 //   const L2Writeback wb = l2_writeback_of(ctx.params, ctx.gpu);     // unknown where the carry-over is
 //   double dirty = l2_dirty_before_mb(ops, wb);                      // what the ops before it left dirty
