@@ -5,7 +5,8 @@ shows.
 
   scripts/l2_writeback_fit.py MLASIM GPU CLASS CSV... [--pairs | --against-gemm] [--check] [--write DATE]
   scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict FOLLOWER,...   (the write-back probe's rows, predicted)
-  scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict-grid FOLLOWER,...   (the grid probe's fills and copies)
+  scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict-grid FOLLOWER,... [--against-reads]
+                                                           (the grid probe's fills and copies)
 
 For each probe row (a producer, then our attention as the follower; scripts/l2_carry_probe.py), the extra time over
 the same follower after its baseline, less what the prior-writes law gives (model/l2_prior_writes.h), is set against
@@ -19,18 +20,28 @@ l2_dirty_before_mb counts them. The exposure is the least-squares slope through 
                        producer without it (both after the GEMM of the layer before): a split follower's "none"
                        follows its own partials, the GEMM's 134 MB leaves the L2 clean
 
+  --against-reads:     every grid producer but the reads alone against those reads (read:N, their mean): the
+                       follower after them starts with a clean L2, as the step stack's attention does after the
+                       GEMM of the layer before and the copy's reads; "none" leaves its own outputs dirty and, on
+                       the fp8 probes, runs it 0 to 2.8 us slower than after a read, by follower
+  --share-floor:       fits the class's writeback_share_floor with the exposure (a grid of 0.01): the exposure rises
+                       from none at that share of the CUs to all of it on every CU (sim/l2_writeback.h)
+
   --against-gemm:      the write-back probe's rows (scripts/l2_writeback_set.py): each producer after the GEMM
                        against the GEMM alone
 
 --check predicts the rows with the profile's exposure instead of fitting one (a check on rows the fit did not see);
 --predict prints what the profile predicts for the write-back probe's rows before it runs, --predict-grid for the grid
-probe's fills and copies before each follower, against the follower after its own previous repeat (as fitted). --write sets
-data/gpus/GPU.json's `CLASS.writeback_exposure` (kind measured, with the fit's sources and its 1 sigma).
+probe's fills and copies before each follower, against the follower after its own previous repeat, or with
+--against-reads after the reads alone (as fitted). --write sets data/gpus/GPU.json's `CLASS.writeback_exposure` (kind
+measured, with the fit's sources and its 1 sigma) and, with --share-floor, `CLASS.writeback_share_floor`.
 """
 import argparse
 import json
 import math
 import os
+import re
+import statistics
 import subprocess
 import tempfile
 
@@ -41,7 +52,11 @@ from l2_writeback_set import STACK_COPY
 MB = 1e6
 # The grid probe's fills and copies (scripts/l2_carry_probe.py --set grid), as --predict-grid predicts them.
 GRID_FILLS_AND_COPIES = ["fill:4", "fill:8", "fill:12", "fill:16", "fill:20", "fill:24", "copy:8", "copy:16"]
+GRID_READS = ["read:8", "read:24"]  # its reads alone, the baseline of --against-reads
 CHUNKS = 40  # kL2PriorWritesChunks
+# A grid producer that only reads: the follower after it starts with a clean L2, as the step stack's attention does
+# after the GEMM of the layer before and the copy's reads.
+READ_ONLY = re.compile(r"read:[0-9.]+")
 
 
 def stack_ops(requests=16, heads=128):
@@ -77,6 +92,12 @@ def producer_ops(spec):
         else:
             raise ValueError(spec)
     return out
+
+
+def ramp(share, floor):
+    """sim/src/l2_writeback.cpp's writeback_exposure_at, as a factor of the exposure: none at or below the share
+    floor, all of it on every CU (a floor of 0: all of it at any share)."""
+    return 1.0 if floor <= 0 else min(1.0, max(0.0, (share - floor) / (1.0 - floor)))
 
 
 def chunks_back(ops, stop):
@@ -174,6 +195,8 @@ def main():
     ap.add_argument("csv", nargs="*")
     ap.add_argument("--pairs", action="store_true")
     ap.add_argument("--against-gemm", action="store_true")
+    ap.add_argument("--against-reads", action="store_true")
+    ap.add_argument("--share-floor", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--predict", metavar="FOLLOWERS")
     ap.add_argument("--predict-grid", metavar="FOLLOWERS")
@@ -182,6 +205,11 @@ def main():
     curve = Curve(a.mlasim, a.gpu)
     cap = curve.p["l2_carry_cap_mb"]
     exposure = curve.p.get(f"{a.cls}.writeback_exposure", 0.0)
+    share_floor = curve.p.get(f"{a.cls}.writeback_share_floor", 0.0)
+
+    def share(follower):
+        """The share of the GPU's CUs the follower's plan streams on."""
+        return curve.clean(follower)["active_clusters"] / curve.profile["num_cu"]
 
     def effect(follower, ops1, ops0):
         """The dirty MB before the follower without and with the producer's ops, the memory curve's answer to their
@@ -200,6 +228,7 @@ def main():
         return effect(follower, own + producer_ops(producer), own)
 
     def print_predicted(follower, producer, width, d0, d1, c, law):
+        c *= ramp(share(follower), share_floor)
         print(f"  {follower:34s} {producer:{width}s} dirty {d0:4.1f} -> {d1:4.1f} MB: {exposure * c + law:+6.2f} us "
               f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
 
@@ -218,11 +247,17 @@ def main():
         check_classes()
         return
     if a.predict_grid:
-        print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}; extra us over the follower after none "
-              f"(write-back + prior-writes law)")
+        base = "the grid's reads alone (mean of " + ", ".join(GRID_READS) + ")" if a.against_reads else "none"
+        print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}, writeback_share_floor {share_floor}; extra us over the "
+              f"follower after {base} (write-back + prior-writes law)")
         for follower in a.predict_grid.split(","):
+            reads = [after_own(follower, r) for r in GRID_READS] if a.against_reads else []
             for producer in GRID_FILLS_AND_COPIES:
-                print_predicted(follower, producer, 8, *after_own(follower, producer))
+                d0, d1, c, law = after_own(follower, producer)
+                if reads:
+                    c -= statistics.mean(r[2] for r in reads)
+                    law -= statistics.mean(r[3] for r in reads)
+                print_predicted(follower, producer, 8, d0, d1, c, law)
         check_classes()
         return
     rows = load(a.csv)
@@ -243,42 +278,79 @@ def main():
             d0, d1, c, law = predicted(follower, producer, base_producer)
             points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[(base_producer, follower)] - law))
             continue
+        if a.against_reads:
+            reads = [p for p, f in rows if f == follower and READ_ONLY.fullmatch(p)]
+            if producer in ("none", "gemm") or READ_ONLY.fullmatch(producer) or not reads:
+                continue
+            base = statistics.mean(rows[(p, follower)] for p in reads)
+            c0 = statistics.mean(after_own(follower, p)[2] for p in reads)
+            d0, d1, c, law = after_own(follower, producer)
+            points.append((f"{producer} -> {follower}", d0, d1, c - c0, us - base - law))
+            continue
         if producer in ("none", "gemm") or ("none", follower) not in rows:
             continue
         d0, d1, c, law = after_own(follower, producer)
         points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[("none", follower)] - law))
     check_classes()
-    sxx = sum(c * c for *_, c, _ in points)
-    e = min(4.0, max(0.0, sum(c * y for *_, c, y in points) / sxx)) if sxx > 0 else 0.0
+
+    def fit_at(floor):
+        """The exposure (least squares through 0, in [0, 4]) with `floor`, its residuals and the points' curves."""
+        cs = [c * ramp(share(label.split(" -> ")[1]), floor) for label, _, _, c, _ in points]
+        sxx = sum(c * c for c in cs)
+        e = min(4.0, max(0.0, sum(c * y for c, (*_, y) in zip(cs, points)) / sxx)) if sxx > 0 else 0.0
+        return e, [y - e * c for c, (*_, y) in zip(cs, points)], cs, sxx
+
+    def rms_of(resid):
+        return math.sqrt(sum(r * r for r in resid) / len(resid)) if resid else 0.0
+
     if a.check:
-        e = exposure
-    resid = [y - e * c for *_, c, y in points]
+        e, floor = exposure, share_floor
+        cs = [c * ramp(share(label.split(" -> ")[1]), floor) for label, _, _, c, _ in points]
+        resid, sxx = [y - e * c for c, (*_, y) in zip(cs, points)], sum(c * c for c in cs)
+    elif a.share_floor:
+        floor = min((f / 100 for f in range(0, 96)), key=lambda f: rms_of(fit_at(f)[1]))
+        e, resid, cs, sxx = fit_at(floor)
+    else:
+        floor = 0.0
+        e, resid, cs, sxx = fit_at(floor)
     n = len(points)
-    rms = math.sqrt(sum(r * r for r in resid) / n) if n else 0.0
+    rms = rms_of(resid)
     sigma = math.sqrt(sum(r * r for r in resid) / max(1, n - 1) / sxx) if sxx > 0 else 0.0
     print(f"{'row':70s} {'dirty MB':>13s} {'curve':>7s} {'meas-law':>8s} {'fit':>7s}")
-    for label, d0, d1, c, y in points:
+    for (label, d0, d1, _, y), c in zip(points, cs):
         print(f"{label[:70]:70s} {d0:5.1f}->{d1:5.1f} {c:+7.2f} {y:+8.2f} {e * c:+7.2f}")
+    floor_text = f", writeback_share_floor {floor:.2f}" if floor > 0 else ""
     if a.check:
-        print(f"{a.gpu} {a.cls}.writeback_exposure {e:.3f} as committed: {n} rows, rms {rms:.2f} us, mean |error| "
-              f"{sum(abs(r) for r in resid) / max(1, n):.2f} us, worst {max((abs(r) for r in resid), default=0):.2f} us "
-              f"(without the write-back: rms {math.sqrt(sum(y * y for *_, y in points) / max(1, n)):.2f} us)")
+        print(f"{a.gpu} {a.cls}.writeback_exposure {e:.3f}{floor_text} as committed: {n} rows, rms {rms:.2f} us, mean "
+              f"|error| {sum(abs(r) for r in resid) / max(1, n):.2f} us, worst "
+              f"{max((abs(r) for r in resid), default=0):.2f} us (without the write-back: rms "
+              f"{math.sqrt(sum(y * y for *_, y in points) / max(1, n)):.2f} us)")
         return
-    print(f"{a.gpu} {a.cls}.writeback_exposure = {e:.3f} +- {sigma:.3f} ({n} rows; rms {rms:.2f} us, "
+    print(f"{a.gpu} {a.cls}.writeback_exposure = {e:.3f} +- {sigma:.3f}{floor_text} ({n} rows; rms {rms:.2f} us, "
           f"with none {math.sqrt(sum(y * y for *_, y in points) / max(1, n)):.2f} us)")
+    if a.share_floor:
+        for follower in sorted({label.split(" -> ")[1] for label, *_ in points}, key=share):
+            mine = [(c, y) for (label, *_, y), c in zip(points, cs) if label.endswith(" -> " + follower)]
+            print(f"  {follower:40s} on {share(follower) * curve.profile['num_cu']:3.0f} of "
+                  f"{curve.profile['num_cu']} CUs: exposure {e * ramp(share(follower), floor):.3f}, rms "
+                  f"{rms_of([y - e * c for c, y in mine]):.2f} us over {len(mine)} rows")
     if a.write:
         date = a.write
         path = os.path.join("data", "gpus", a.gpu + ".json")
         with open(path) as f:
             prof = json.load(f)
+        mode = "--pairs " if a.pairs else "--against-reads " if a.against_reads else ""
+        mode += "--share-floor " if a.share_floor else ""
+        source = (f"scripts/l2_writeback_fit.py {mode}on {', '.join(a.csv)} ({n} rows, rms {rms:.2f} us), {date}; "
+                  f"docs/step.md section 6")
         prof["params"][f"{a.cls}.writeback_exposure"] = {
-            "value": round(e, 4), "kind": "measured", "std_error": round(sigma, 4),
-            "source": f"scripts/l2_writeback_fit.py {'--pairs ' if a.pairs else ''}on {', '.join(a.csv)} ({n} rows, rms "
-                      f"{rms:.2f} us), {date}; docs/step.md section 6"}
+            "value": round(e, 4), "kind": "measured", "std_error": round(sigma, 4), "source": source}
+        if a.share_floor:
+            prof["params"][f"{a.cls}.writeback_share_floor"] = {
+                "value": round(floor, 2), "kind": "measured", "source": source + " (the floor on a grid of 0.01)"}
         with open(path, "w") as f:
             json.dump(prof, f, indent=2)
             f.write("\n")
-
 
 if __name__ == "__main__":
     main()

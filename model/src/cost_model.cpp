@@ -93,6 +93,7 @@ const ClassSlot kClassSlots[] = {
     {"page_copy_us", &KernelClassParams::page_copy_us, 0, kInf, false, ">= 0"},
     {"bw_knee", &KernelClassParams::bw_knee, 1, 64, false, "in [1, 64]"},
     {"writeback_exposure", &KernelClassParams::writeback_exposure, 0, 4, false, "in [0, 4]"},
+    {"writeback_share_floor", &KernelClassParams::writeback_share_floor, 0, 0.99, false, "in [0, 0.99]"},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -173,6 +174,7 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   fill(c.page_copy_us, 0.0);
   fill(c.bw_knee, bw_knee);
   fill(c.writeback_exposure, 0.0);
+  fill(c.writeback_share_floor, 0.0);
   return c;
 }
 
@@ -208,11 +210,12 @@ const std::vector<std::string>& cost_param_keys() {
 }
 
 bool is_kernel_param_key(const std::string& key) {
-  // A class's knee is part of the memory curve, and its write-back exposure a response of that memory: both stay
-  // the target GPU's.
+  // A class's knee is part of the memory curve, and its write-back exposure and share floor a response of that
+  // memory: all stay the target GPU's.
   if (const auto ck = class_key(key))
     return ck->slot->member != &KernelClassParams::bw_knee &&
-           ck->slot->member != &KernelClassParams::writeback_exposure;
+           ck->slot->member != &KernelClassParams::writeback_exposure &&
+           ck->slot->member != &KernelClassParams::writeback_share_floor;
   return slot_for(key).of_kernel;
 }
 

@@ -20,6 +20,13 @@ double l2_dirty_before_mb(std::span<const OpBytes> ops, const L2Writeback& wb) {
   return std::min(dirty, wb.cap_mb);
 }
 
+double writeback_exposure_at(const KernelClassParams& cls, int active_clusters, int num_cu) {
+  const double floor = cls.writeback_share_floor;
+  if (floor <= 0 || num_cu <= 0) return cls.writeback_exposure;
+  const double share = double(active_clusters) / num_cu;
+  return cls.writeback_exposure * std::clamp((share - floor) / (1.0 - floor), 0.0, 1.0);
+}
+
 double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gpu, const CostParams& params,
                        double dirty_mb, const L2Writeback& wb) {
   if (!wb.known() || dirty_mb <= 0 || params.b_hbm_tbps <= 0) return 0;
@@ -33,7 +40,7 @@ double l2_writeback_us(const Plan& plan, const DecodeBatch& batch, const Gpu& gp
   // from memory (reread_fraction) sweeps the L2 that many times sooner.
   const double read_mb = clean.stage1_read_bytes / 1e6;
   const std::optional<KernelClassId> cls = parse_kernel_class(clean.kernel_class);
-  const double exposure = cls ? params.resolved(*cls).writeback_exposure : 0.0;
+  const double exposure = cls ? writeback_exposure_at(params.resolved(*cls), clean.active_clusters, gpu.num_cu) : 0.0;
   if (read_mb <= 0 || clean.stage1_us <= 0 || exposure <= 0) return 0;
   // The dirty MB in MB of reads: the memory writes slower than it reads (1 TB/s = 1 MB/us).
   const double as_reads = dirty_mb * wb.us_per_mb * params.b_hbm_tbps;

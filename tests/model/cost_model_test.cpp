@@ -90,9 +90,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_prior_writes_cap_mb"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
-  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 9 * kernel_classes().size());
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 10 * kernel_classes().size());
   EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
-  EXPECT_EQ(all.back(), "grid-nonpersistent.writeback_exposure");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.writeback_share_floor");
 }
 
 TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
@@ -139,6 +139,13 @@ TEST(CostModel, AClassWritebackExposureIsZeroUnlessSetAndStaysTheGpus) {
   EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_exposure", -0.1), InputError);
   EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_exposure", 4.5), InputError);
   EXPECT_FALSE(is_kernel_param_key("wgmma-bf16.writeback_exposure"));
+  // Its share floor: 0 (the full exposure at any share) where not set, below 1, the target GPU's too.
+  EXPECT_EQ(p.resolved(KernelClassId::wgmma_bf16).writeback_share_floor, 0.0);
+  set_cost_param(p, "wgmma-bf16.writeback_share_floor", 0.5);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16).writeback_share_floor, 0.5);
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_share_floor", 1.0), InputError);
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_share_floor", -0.1), InputError);
+  EXPECT_FALSE(is_kernel_param_key("wgmma-bf16.writeback_share_floor"));
 }
 
 TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {
@@ -159,8 +166,10 @@ TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {
 TEST(CostModel, SetThenGetReturnsTheValue) {
   CostParams p;
   for (const std::string& key : cost_param_keys()) {
-    set_cost_param(p, key, 1.0);
-    EXPECT_DOUBLE_EQ(get_cost_param(p, key), 1.0) << key;
+    // 1 is in every range but a share floor's, which stays below it.
+    const double value = key.ends_with(".writeback_share_floor") ? 0.5 : 1.0;
+    set_cost_param(p, key, value);
+    EXPECT_DOUBLE_EQ(get_cost_param(p, key), value) << key;
   }
 }
 

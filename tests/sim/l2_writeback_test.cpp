@@ -62,6 +62,20 @@ TEST(L2Writeback, TheH200ProfileCarriesTheMeasuredExposures) {
   EXPECT_LT(p.resolved(KernelClassId::wgmma_bf16_pair).writeback_exposure, 0.1);     // the 128-head one: none
 }
 
+// A floor of 0 keeps the exposure at every share; above it the exposure rises linearly from none at the floor to
+// all of it on every CU.
+TEST(L2Writeback, TheShareFloorRampsTheExposureFromNoneToAll) {
+  KernelClassParams cls;
+  cls.writeback_exposure = 0.8;
+  cls.writeback_share_floor = 0;
+  EXPECT_DOUBLE_EQ(writeback_exposure_at(cls, 16, 132), 0.8);
+  cls.writeback_share_floor = 0.5;
+  EXPECT_EQ(writeback_exposure_at(cls, 64, 132), 0.0);
+  EXPECT_EQ(writeback_exposure_at(cls, 66, 132), 0.0);
+  EXPECT_NEAR(writeback_exposure_at(cls, 99, 132), 0.4, 1e-12);
+  EXPECT_DOUBLE_EQ(writeback_exposure_at(cls, 132, 132), 0.8);
+}
+
 // Under the knee (16 CUs streaming) the write-back goes in spare bandwidth; at the limit (128 CUs) it costs about
 // the memory's write time; in between, part of it. More dirty MB cost more.
 TEST(L2Writeback, CostsAStageOneByItsShareOfTheMemory) {

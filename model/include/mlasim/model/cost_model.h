@@ -14,22 +14,26 @@ namespace mlasim {
 
 // What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the global parameter of the
 // same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor, bw_knee); t_pass_us falls back to 0,
-// reread_fraction to 1, page_copy_us and writeback_exposure to 0.
+// reread_fraction to 1, page_copy_us, writeback_exposure and writeback_share_floor to 0.
 // Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
-  double t_fix_us = kUnset;            // fixed part of one work (prologue, Q staging, epilogue)
-  double t_pass_us = kUnset;           // fixed part of each pass over the KV (Q staging and merge of a pass)
-  double beta_gbps = kUnset;           // bandwidth one cluster of this kernel streams at when alone
-  double matrix_efficiency = kUnset;   // fraction of the dense matrix peak the kernel's math reaches
-  double reread_fraction = kUnset;     // share of a work's KV bytes read again from memory on each extra pass
-  double grid_stream_factor = kUnset;  // how much slower its grid (split-KV) kernel streams and computes
-  double page_copy_us = kUnset;        // time one page copy adds to a work, not hidden by its streaming (classes
-                                       // that copy page by page: kernel_class.h page_copies)
-  double bw_knee = kUnset;             // sharpness of the memory curve its stage 1 streams under: how many loads a
-                                       // kernel keeps in flight decides how sharply its offered load saturates HBM
-  double writeback_exposure = kUnset;  // how much of the memory curve's answer to the L2 write-back before it (what
-                                       // the ops before left dirty, sim/l2_writeback.h) its stage 1 shows; measured
-                                       // per GPU by a probe, 0 (none) where not
+  double t_fix_us = kUnset;               // fixed part of one work (prologue, Q staging, epilogue)
+  double t_pass_us = kUnset;              // fixed part of each pass over the KV (Q staging and merge of a pass)
+  double beta_gbps = kUnset;              // bandwidth one cluster of this kernel streams at when alone
+  double matrix_efficiency = kUnset;      // fraction of the dense matrix peak the kernel's math reaches
+  double reread_fraction = kUnset;        // share of a work's KV bytes read again from memory on each extra pass
+  double grid_stream_factor = kUnset;     // how much slower its grid (split-KV) kernel streams and computes
+  double page_copy_us = kUnset;           // time one page copy adds to a work, not hidden by its streaming (classes
+                                          // that copy page by page: kernel_class.h page_copies)
+  double bw_knee = kUnset;                // sharpness of the memory curve its stage 1 streams under: how many loads a
+                                          // kernel keeps in flight decides how sharply its offered load saturates HBM
+  double writeback_exposure = kUnset;     // how much of the memory curve's answer to the L2 write-back before it (what
+                                          // the ops before left dirty, sim/l2_writeback.h) its stage 1 shows; measured
+                                          // per GPU by a probe, 0 (none) where not
+  double writeback_share_floor = kUnset;  // the share of the CUs a plan streams on (active clusters / CUs) at or
+                                          // below which its stage 1 hides that write-back in the memory's spare
+                                          // bandwidth; the exposure rises linearly from it to the full value on
+                                          // every CU. 0: the full exposure at any share
   static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -165,8 +169,8 @@ double stream_write_tbps_of(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
 // matrix_efficiency <= 1, grid_occupancy 1..64, reduce_blocks_per_cu and reduce_wide_blocks_per_cu 0..64, bw_knee and
-// compute_overlap_n 0 or 1..64, a class's bw_knee 1..64 and writeback_exposure 0..4, reread_fraction 0..1,
-// grid_stream_factor in (0, 4]; unset class values are fine).
+// compute_overlap_n 0 or 1..64, a class's bw_knee 1..64, writeback_exposure 0..4 and writeback_share_floor
+// 0..0.99, reread_fraction 0..1, grid_stream_factor in (0, 4]; unset class values are fine).
 void validate_cost_params(const CostParams& p);
 
 }  // namespace mlasim

@@ -13,6 +13,9 @@
 // of those bytes, is what the curve says. A stage 1 under the curve's knee keeps its time; one at the limit takes
 // W_eff / b_hbm. A kernel class shows `<class>.writeback_exposure` of that (measured per GPU, 0 where not): the
 // 16-head kernel streams as the curve says, the 128-head one hides most of it behind its math (docs/step.md §6).
+// Where the class has a `writeback_share_floor`, a plan on that share of the CUs or fewer shows none of it and one
+// on every CU all of it: the fp8 kernel's plans on 64 SMs hide the write-back in the bandwidth the idle SMs leave,
+// those on 128 do not (data/measurements/h200/l2_grid/fp8_followers*).
 //
 //   const L2Writeback wb = l2_writeback_of(ctx.params, ctx.gpu);     // unknown where the carry-over is
 //   double dirty = l2_dirty_before_mb(ops, wb);                      // what the ops before it left dirty
@@ -44,6 +47,10 @@ L2Writeback l2_writeback_of(const CostParams& params, const Gpu& gpu);
 // the L2 (window_mb; older lines are gone), and at most cap_mb in all (the most dirty MB the carry-over probe found
 // one kernel to leave). A caller may stop collecting ops once they touch more than window_mb.
 double l2_dirty_before_mb(std::span<const OpBytes> ops, const L2Writeback& wb);
+
+// The exposure of a class's plan on `active_clusters` of `num_cu` CUs: writeback_exposure, times the linear rise
+// from writeback_share_floor (none) to every CU (all) where the class has a floor.
+double writeback_exposure_at(const KernelClassParams& cls, int active_clusters, int num_cu);
 
 // The stage 1's extra time (us) when `dirty_mb` are dirty in L2 as it starts; 0 when `wb` is unknown or nothing is
 // dirty, or the class that runs has no measured exposure. Plays the plan's stage 1 once more with the reduced
