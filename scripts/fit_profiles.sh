@@ -131,18 +131,21 @@ for g in h100 h200; do
   python3 scripts/l2_writeback_fit.py "$bin" $g wgmma-bf16-pair $m/$g/l2_neighbours/run1/l2_carry.csv \
     $m/$g/l2_neighbours/run2/l2_carry.csv --pairs --write "$date" >/dev/null
 done
-# The H200's fp8 kernel to the grid probes with it as the follower at 16 and 128 heads, ten followers in two sets:
+# The H200's fp8 kernel to the grid probes with it as the follower at 16 and 128 heads, 13 followers in three sets:
 # one exposure for the class, its window counted in the stage 1's reads from memory, each fill and copy against the
 # follower after reads alone (a clean L2, as the step stack's attention starts after the GEMM's and the copy's
 # reads), rising from none at a share floor of the CUs to all of it on every CU (docs/step.md section 6).
 f8=$m/h200/l2_grid/fp8_followers
 f82=$m/h200/l2_grid/fp8_followers2
+f83=$m/h200/l2_grid/fp8_followers3
 python3 scripts/l2_writeback_fit.py "$bin" h200 wgmma-fp8 $f8/attn_128_2048_aiter-v1_h16_fp8/l2_carry.csv \
   $f8/attn_64_4096_aiter-v1_h16_fp8/l2_carry.csv $f8/attn_16_4096_aiter-v1_h16_fp8/l2_carry.csv \
   $f8/attn_32_8192_splits4_h16_fp8/l2_carry.csv $f8/attn_16_4096_aiter-v1_fp8/l2_carry.csv \
   $f8/attn_32_2048_splits4_fp8/l2_carry.csv $f82/attn_128_4096_aiter-v1_fp8/l2_carry.csv \
   $f82/attn_64_8192_splits2_h16_fp8/l2_carry.csv $f82/attn_96_2048_aiter-v1_fp8/l2_carry.csv \
-  $f82/attn_96_4096_aiter-v1_h16_fp8/l2_carry.csv --against-reads --share-floor --write "$date" >/dev/null
+  $f82/attn_96_4096_aiter-v1_h16_fp8/l2_carry.csv $f83/attn_112_4096_aiter-v1_h16_fp8/l2_carry.csv \
+  $f83/attn_80_4096_aiter-v1_h16_fp8/l2_carry.csv $f83/attn_48_8192_splits4_h16_fp8/l2_carry.csv \
+  --against-reads --share-floor --write "$date" >/dev/null
 
 # The model's ratio of two plans on one workload against sessions no fit took as input (docs/step.md section 3): the
 # split-ratio probe's later sessions (of the configurations its first session gave the fits) and, on the H200, the two

@@ -127,7 +127,12 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_fp8_3/b8_ctx16384",
                                                    "h200/step_fp8_3/b20_ctx8192",
                                                    "h200/step_fp8_3/b40_ctx4096",
-                                                   "h200/step_fp8_3/h16_b24_ctx8192"};
+                                                   "h200/step_fp8_3/h16_b24_ctx8192",
+                                                   "h200/step_fp8_4/b64_ctx2048",
+                                                   "h200/step_fp8_4/h16_b40_ctx8192",
+                                                   "h200/step_fp8_4/h16_b56_ctx4096",
+                                                   "h200/step_fp8_4/h16_b80_ctx4096",
+                                                   "h200/step_fp8_4/h16_b112_ctx2048"};
   return folders;
 }
 
