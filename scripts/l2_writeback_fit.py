@@ -238,7 +238,8 @@ def main():
             raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
 
     if a.predict:
-        print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}; extra us over the follower after the GEMM alone "
+        print(f"{a.gpu} {a.cls}.writeback_exposure {exposure}, writeback_share_floor {share_floor}; extra us over the "
+              f"follower after the GEMM alone "
               f"(write-back + prior-writes law)")
         for producer, follower in l2_writeback_set.variants(a.predict.split(",")):
             if producer == "gemm":
