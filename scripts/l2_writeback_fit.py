@@ -20,7 +20,7 @@ l2_dirty_before_mb counts them. The exposure is the least-squares slope through 
                        producer without it (both after the GEMM of the layer before): a split follower's "none"
                        follows its own partials, the GEMM's 134 MB leaves the L2 clean
 
-  --against-reads:     every grid producer but the reads alone against those reads (read:N, their mean): the
+  --against-reads:     every grid producer against the reads alone (read:8 and read:24, their mean): the
                        follower after them starts with a clean L2, as the step stack's attention does after the
                        GEMM of the layer before and the copy's reads; "none" leaves its own outputs dirty and, on
                        the fp8 probes, runs it 0 to 2.8 us slower than after a read, by follower
@@ -40,7 +40,6 @@ import argparse
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import tempfile
@@ -52,11 +51,10 @@ from l2_writeback_set import STACK_COPY
 MB = 1e6
 # The grid probe's fills and copies (scripts/l2_carry_probe.py --set grid), as --predict-grid predicts them.
 GRID_FILLS_AND_COPIES = ["fill:4", "fill:8", "fill:12", "fill:16", "fill:20", "fill:24", "copy:8", "copy:16"]
-GRID_READS = ["read:8", "read:24"]  # its reads alone, the baseline of --against-reads
+# Its reads alone, the baseline of --against-reads: the follower after them starts with a clean L2, as the step
+# stack's attention does after the GEMM of the layer before and the copy's reads.
+GRID_READS = ["read:8", "read:24"]
 CHUNKS = 40  # kL2PriorWritesChunks
-# A grid producer that only reads: the follower after it starts with a clean L2, as the step stack's attention does
-# after the GEMM of the layer before and the copy's reads.
-READ_ONLY = re.compile(r"read:[0-9.]+")
 
 
 def stack_ops(requests=16, heads=128):
@@ -262,13 +260,23 @@ def main():
         check_classes()
         return
     rows = load(a.csv)
-    points = []  # (label, curve us, measured less the law, us)
+    points = []  # (follower, label, dirty MB before and with the producer, curve us, measured less the law us)
+    read_baselines = {}  # follower -> (its time after the grid's reads, their curve us), for --against-reads
+
+    def read_baseline(follower):
+        if follower not in read_baselines:
+            reads = [p for p in GRID_READS if (p, follower) in rows]
+            read_baselines[follower] = (statistics.mean(rows[(p, follower)] for p in reads),
+                                        statistics.mean(after_own(follower, p)[2] for p in reads)) if reads else None
+        return read_baselines[follower]
+
     for (producer, follower), us in sorted(rows.items()):
+        label = f"{producer} -> {follower}"
         if a.against_gemm:
             if not producer.startswith("gemm+") or ("gemm", follower) not in rows:
                 continue
             d0, d1, c, law = predicted(follower, producer, "gemm")
-            points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[("gemm", follower)] - law))
+            points.append((follower, label, d0, d1, c, us - rows[("gemm", follower)] - law))
             continue
         if a.pairs:
             if not (producer.startswith("gemm+") and producer.endswith("+" + STACK_COPY)):
@@ -277,37 +285,36 @@ def main():
             if (base_producer, follower) not in rows:
                 continue
             d0, d1, c, law = predicted(follower, producer, base_producer)
-            points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[(base_producer, follower)] - law))
+            points.append((follower, label, d0, d1, c, us - rows[(base_producer, follower)] - law))
             continue
         if a.against_reads:
-            reads = [p for p, f in rows if f == follower and READ_ONLY.fullmatch(p)]
-            if producer in ("none", "gemm") or READ_ONLY.fullmatch(producer) or not reads:
+            if producer in ["none", "gemm"] + GRID_READS or read_baseline(follower) is None:
                 continue
-            base = statistics.mean(rows[(p, follower)] for p in reads)
-            c0 = statistics.mean(after_own(follower, p)[2] for p in reads)
+            base, c0 = read_baseline(follower)
             d0, d1, c, law = after_own(follower, producer)
-            points.append((f"{producer} -> {follower}", d0, d1, c - c0, us - base - law))
+            points.append((follower, label, d0, d1, c - c0, us - base - law))
             continue
         if producer in ("none", "gemm") or ("none", follower) not in rows:
             continue
         d0, d1, c, law = after_own(follower, producer)
-        points.append((f"{producer} -> {follower}", d0, d1, c, us - rows[("none", follower)] - law))
+        points.append((follower, label, d0, d1, c, us - rows[("none", follower)] - law))
     check_classes()
 
-    def fit_at(floor):
-        """The exposure (least squares through 0, in [0, 4]) with `floor`, its residuals and the points' curves."""
-        cs = [c * ramp(share(label.split(" -> ")[1]), floor) for label, _, _, c, _ in points]
+    def fit_at(floor, e=None):
+        """The exposure with `floor` (least squares through 0, in [0, 4]; `e` where given), its residuals, the
+        points' curves scaled by the floor's rise and their sum of squares."""
+        cs = [c * ramp(share(follower), floor) for follower, _, _, _, c, _ in points]
         sxx = sum(c * c for c in cs)
-        e = min(4.0, max(0.0, sum(c * y for c, (*_, y) in zip(cs, points)) / sxx)) if sxx > 0 else 0.0
+        if e is None:
+            e = min(4.0, max(0.0, sum(c * y for c, (*_, y) in zip(cs, points)) / sxx)) if sxx > 0 else 0.0
         return e, [y - e * c for c, (*_, y) in zip(cs, points)], cs, sxx
 
     def rms_of(resid):
         return math.sqrt(sum(r * r for r in resid) / len(resid)) if resid else 0.0
 
     if a.check:
-        e, floor = exposure, share_floor
-        cs = [c * ramp(share(label.split(" -> ")[1]), floor) for label, _, _, c, _ in points]
-        resid, sxx = [y - e * c for c, (*_, y) in zip(cs, points)], sum(c * c for c in cs)
+        floor = share_floor
+        e, resid, cs, sxx = fit_at(floor, exposure)
     elif a.share_floor:
         floor = min((f / 100 for f in range(0, 96)), key=lambda f: rms_of(fit_at(f)[1]))
         e, resid, cs, sxx = fit_at(floor)
@@ -318,7 +325,7 @@ def main():
     rms = rms_of(resid)
     sigma = math.sqrt(sum(r * r for r in resid) / max(1, n - 1) / sxx) if sxx > 0 else 0.0
     print(f"{'row':70s} {'dirty MB':>13s} {'curve':>7s} {'meas-law':>8s} {'fit':>7s}")
-    for (label, d0, d1, _, y), c in zip(points, cs):
+    for (_, label, d0, d1, _, y), c in zip(points, cs):
         print(f"{label[:70]:70s} {d0:5.1f}->{d1:5.1f} {c:+7.2f} {y:+8.2f} {e * c:+7.2f}")
     floor_text = f", writeback_share_floor {floor:.2f}" if floor > 0 else ""
     if a.check:
@@ -330,8 +337,8 @@ def main():
     print(f"{a.gpu} {a.cls}.writeback_exposure = {e:.3f} +- {sigma:.3f}{floor_text} ({n} rows; rms {rms:.2f} us, "
           f"with none {math.sqrt(sum(y * y for *_, y in points) / max(1, n)):.2f} us)")
     if a.share_floor:
-        for follower in sorted({label.split(" -> ")[1] for label, *_ in points}, key=share):
-            mine = [(c, y) for (label, *_, y), c in zip(points, cs) if label.endswith(" -> " + follower)]
+        for follower in sorted({f for f, *_ in points}, key=lambda f: (share(f), f)):
+            mine = [(c, y) for (f, *_, y), c in zip(points, cs) if f == follower]
             print(f"  {follower:40s} on {share(follower) * curve.profile['num_cu']:3.0f} of "
                   f"{curve.profile['num_cu']} CUs: exposure {e * ramp(share(follower), floor):.3f}, rms "
                   f"{rms_of([y - e * c for c, y in mine]):.2f} us over {len(mine)} rows")
