@@ -107,6 +107,14 @@ sr8=$m/h200/split_ratio_fp8
   --measurements $sr8/split_ratio_h200_fp8_run1.csv --measurements $sr8/split_ratio_h200_fp8_h16_run1.csv \
   --free wgmma-fp8.grid_stream_factor,wgmma-fp8.reread_fraction --holdout-every 4 --date "$date" \
   --out data/gpus/h200.json
+# The fp8 kernel's one-pass tiles (16 heads) as a class of their own (docs/validation.md section 0.12): its fixed cost
+# and rate alone, to the first session of the 16-head fp8 split-ratio probe. The class above, fitted mostly to the
+# 128-head tiles that re-read their KV under their math, holds its fixed cost at 0 and its rate at a third of what
+# a one-pass tile streams; the grid factor, the page copies and the pass's cost stay the class's. The H100 has no
+# 16-head fp8 probe: there the one-pass tiles keep the class's values (model/kernel_class.h, params_from).
+"$bin" calibrate --gpu data/gpus/h200.json --measurements $sr8/split_ratio_h200_fp8_h16_run1.csv \
+  --free wgmma-fp8-onepass.t_fix_us,wgmma-fp8-onepass.beta_gbps --holdout-every 4 --date "$date" \
+  --out data/gpus/h200.json
 cp data/gpus/h100.json "$tmp/h100.main.json"
 "$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \
   --free gather_extra_read --holdout-every 2 --date "$date" --out data/gpus/h100.json
@@ -145,7 +153,7 @@ python3 scripts/l2_writeback_fit.py "$bin" h200 wgmma-fp8 $f8/attn_128_2048_aite
   $f82/attn_64_8192_splits2_h16_fp8/l2_carry.csv $f82/attn_96_2048_aiter-v1_fp8/l2_carry.csv \
   $f82/attn_96_4096_aiter-v1_h16_fp8/l2_carry.csv $f83/attn_112_4096_aiter-v1_h16_fp8/l2_carry.csv \
   $f83/attn_80_4096_aiter-v1_h16_fp8/l2_carry.csv $f83/attn_48_8192_splits4_h16_fp8/l2_carry.csv \
-  --against-reads --share-floor --write "$date" >/dev/null
+  --with-class wgmma-fp8-onepass --against-reads --share-floor --write "$date" >/dev/null
 
 # The model's ratio of two plans on one workload against sessions no fit took as input (docs/step.md section 3): the
 # split-ratio probe's later sessions (of the configurations its first session gave the fits) and, on the H200, the two
@@ -160,8 +168,10 @@ python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16-pair $m/h200/split_rat
 python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-bf16 $m/h200/split_ratio_h16/split_ratio_h200_h16_run2.csv \
   $k/knee_h16_run1.csv $k/knee_h16_run2.csv ${k}2/knee2_h16_run1.csv ${k}2/knee2_h16_run2.csv --date "$date" \
   --write >/dev/null
-python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-fp8 $sr8/split_ratio_h200_fp8_run2.csv \
-  $sr8/split_ratio_h200_fp8_h16_run2.csv --date "$date" --write >/dev/null
+python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-fp8 $sr8/split_ratio_h200_fp8_run2.csv --date "$date" \
+  --write >/dev/null
+python3 scripts/ratio_error_fit.py "$bin" h200 wgmma-fp8-onepass $sr8/split_ratio_h200_fp8_h16_run2.csv \
+  --date "$date" --write >/dev/null
 
 # The fuse and remove edits' error per site over the interleaved step runs (docs/step.md section 3), the band
 # `mlasim step` gives them: the committed predictions made with these profiles (their errors do not depend on the

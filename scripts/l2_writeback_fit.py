@@ -4,6 +4,7 @@ how much of the memory curve's answer to the write-back of what the ops before i
 shows.
 
   scripts/l2_writeback_fit.py MLASIM GPU CLASS CSV... [--pairs | --against-gemm] [--check] [--write DATE]
+                                                           [--with-class NAME]...
   scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict FOLLOWER,...   (the write-back probe's rows, predicted)
   scripts/l2_writeback_fit.py MLASIM GPU CLASS --predict-grid FOLLOWER,... [--against-reads]
                                                            (the grid probe's fills and copies)
@@ -29,6 +30,9 @@ l2_dirty_before_mb counts them. The exposure is the least-squares slope through 
 
   --against-gemm:      the write-back probe's rows (scripts/l2_writeback_set.py): each producer after the GEMM
                        against the GEMM alone
+
+--with-class NAME admits followers of another class that takes CLASS's exposure, having none of its own (a class cut
+from CLASS by its tile width, model/kernel_class.h: wgmma-fp8-onepass from wgmma-fp8).
 
 --check predicts the rows with the profile's exposure instead of fitting one (a check on rows the fit did not see);
 --predict prints what the profile predicts for the write-back probe's rows before it runs, --predict-grid for the grid
@@ -196,6 +200,7 @@ def main():
     ap.add_argument("--against-reads", action="store_true")
     ap.add_argument("--share-floor", action="store_true")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--with-class", action="append", default=[], metavar="NAME")
     ap.add_argument("--predict", metavar="FOLLOWERS")
     ap.add_argument("--predict-grid", metavar="FOLLOWERS")
     ap.add_argument("--write", metavar="DATE")
@@ -231,7 +236,7 @@ def main():
               f"(write-back {exposure * c:+.2f}, law {law:+.2f})")
 
     def check_classes():
-        wrong = {f: c for f, c in curve.classes.items() if c != a.cls}
+        wrong = {f: c for f, c in curve.classes.items() if c != a.cls and c not in a.with_class}
         if wrong:
             raise SystemExit(f"followers run other classes than {a.cls}: {wrong}")
 

@@ -19,7 +19,8 @@ QColor kernel_class_color(const std::string& kernel_class) {
   static const std::map<std::string, QColor> colors = {
       {"wgmma-bf16", QColor(31, 119, 180)},     {"wgmma-bf16-pair", QColor(214, 39, 40)},
       {"wgmma-fp8", QColor(44, 160, 44)},       {"portable-fp8", QColor(255, 127, 14)},
-      {"portable-bf16", QColor(148, 103, 189)}, {"unknown", QColor(127, 127, 127)}};
+      {"portable-bf16", QColor(148, 103, 189)}, {"wgmma-fp8-onepass", QColor(23, 190, 207)},
+      {"unknown", QColor(127, 127, 127)}};
   const auto it = colors.find(kernel_class);
   return it == colors.end() ? QColor(127, 127, 127) : it->second;
 }

@@ -165,6 +165,11 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   auto fill = [](double& v, double fallback) {
     if (std::isnan(v)) v = fallback;
   };
+  if (const auto from = kernel_class(id).params_from) {
+    const KernelClassParams wider = resolved(*from);
+    for (const ClassSlot& s : kClassSlots) fill(c.*(s.member), wider.*(s.member));
+    return c;
+  }
   fill(c.t_fix_us, t_fix_us);
   fill(c.t_pass_us, 0.0);
   fill(c.beta_gbps, beta_cu_gbps);

@@ -16,25 +16,30 @@ const std::array<KernelClass, kKernelClassCount>& kernel_classes() {
   // page by page (five tensor boxes per page of 16 or more tokens); the others copy 16-byte chunks whatever the page.
   static const std::array<KernelClass, kKernelClassCount> table{{
       {KernelClassId::portable_bf16, "portable-bf16", "ours, mma.sync, bf16 KV, 32-row passes", 32, 1, 16, 0, 0,
-       ReduceKind::aiter},
+       ReduceKind::aiter, std::nullopt},
       {KernelClassId::portable_fp8, "portable-fp8", "ours, mma.sync, fp8 KV, 32-row passes", 32, 1, 16, 0, 0,
-       ReduceKind::aiter},
+       ReduceKind::aiter, std::nullopt},
       {KernelClassId::wgmma_bf16, "wgmma-bf16", "ours, Hopper wgmma, bf16 KV, tiles of <= 64 rows on one SM", 64, 1, 64,
-       0, 0, ReduceKind::aiter},
+       0, 0, ReduceKind::aiter, std::nullopt},
       {KernelClassId::wgmma_bf16_pair, "wgmma-bf16-pair",
        "ours, Hopper wgmma, bf16 KV, tiles of > 64 rows on a workgroup pair (two SMs)", 64, 2, 64, 0, 0,
-       ReduceKind::aiter},
+       ReduceKind::aiter, std::nullopt},
       {KernelClassId::wgmma_fp8, "wgmma-fp8", "ours, Hopper wgmma, fp8 KV, 16-row passes re-reading the KV", 16, 1, 16,
-       16, 64, ReduceKind::aiter},
+       16, 64, ReduceKind::aiter, std::nullopt},
+      {KernelClassId::wgmma_fp8_onepass, "wgmma-fp8-onepass",
+       "ours, Hopper wgmma, fp8 KV, tiles of one 16-row pass (16 heads) streaming the KV once", 16, 1, 16, 16, 64,
+       ReduceKind::aiter, KernelClassId::wgmma_fp8},
       {KernelClassId::asm_a8w8_qh16, "asm-a8w8-qh16",
-       "AITER persistent ASM, fp8 Q/KV, tiles of < 128 packed rows (16 heads)", 128, 1, 16, 0, 0, ReduceKind::aiter},
+       "AITER persistent ASM, fp8 Q/KV, tiles of < 128 packed rows (16 heads)", 128, 1, 16, 0, 0, ReduceKind::aiter,
+       std::nullopt},
       {KernelClassId::asm_a8w8_qh128, "asm-a8w8-qh128",
        "AITER persistent ASM, fp8 Q/KV, 128-row tiles (128 heads, or 32 heads x qlen 4)", 128, 1, 16, 0, 0,
-       ReduceKind::aiter},
-      {KernelClassId::asm_a16w16, "asm-a16w16", "AITER persistent ASM, bf16 Q/KV", 128, 1, 16, 0, 0, ReduceKind::aiter},
+       ReduceKind::aiter, std::nullopt},
+      {KernelClassId::asm_a16w16, "asm-a16w16", "AITER persistent ASM, bf16 Q/KV", 128, 1, 16, 0, 0, ReduceKind::aiter,
+       std::nullopt},
       {KernelClassId::grid_nonpersistent, "grid-nonpersistent",
        "AITER non-persistent grid kernel (Gluon/Triton) with Triton's stage-2 reduce", 128, 1, 16, 0, 0,
-       ReduceKind::triton},
+       ReduceKind::triton, std::nullopt},
   }};
   return table;
 }
@@ -46,6 +51,7 @@ bool takes_bf16_q(KernelClassId id) {
     case KernelClassId::wgmma_bf16:
     case KernelClassId::wgmma_bf16_pair:
     case KernelClassId::wgmma_fp8:
+    case KernelClassId::wgmma_fp8_onepass:
     case KernelClassId::asm_a16w16: return true;
     case KernelClassId::asm_a8w8_qh16:
     case KernelClassId::asm_a8w8_qh128:

@@ -5,9 +5,14 @@
 namespace mlasim::sim {
 namespace {
 
-// Our Hopper bf16 kernel covers one pass of rows on one SM; wider tiles take a workgroup pair.
+// Our Hopper bf16 kernel covers one pass of rows on one SM; wider tiles take a workgroup pair. The fp8 kernel's
+// one-pass tiles stream their KV once at the memory's pace, its wider ones re-read it pass after pass under their
+// math: two regimes, each fitted apart where measured.
 KernelClassId wgmma_class(const Plan& plan, const DecodeBatch& batch) {
-  if (batch.kv_dtype == DType::fp8) return KernelClassId::wgmma_fp8;
+  if (batch.kv_dtype == DType::fp8)
+    return plan_tile_rows(plan, batch) > kernel_class(KernelClassId::wgmma_fp8).pass_rows
+               ? KernelClassId::wgmma_fp8
+               : KernelClassId::wgmma_fp8_onepass;
   return plan_tile_rows(plan, batch) > kernel_class(KernelClassId::wgmma_bf16).pass_rows
              ? KernelClassId::wgmma_bf16_pair
              : KernelClassId::wgmma_bf16;

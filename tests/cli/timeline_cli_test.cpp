@@ -36,7 +36,7 @@ TEST(TimelineCli, JsonCarriesThePerWorkComparison) {
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("per_work").size(), 100u);
-  EXPECT_EQ(j.at("kernel_class"), "wgmma-fp8");
+  EXPECT_EQ(j.at("kernel_class"), "wgmma-fp8-onepass");  // 16 heads: one pass
   EXPECT_EQ(j.at("measured").at("active_cus"), 100);
   for (const auto& w : j.at("per_work")) {
     EXPECT_LE(w.at("measured_begin_us").get<double>(), w.at("measured_first_kv_us").get<double>());

@@ -1,6 +1,8 @@
 // CostParams: datasheet-derived defaults, profile overrides, keys and ranges.
 #include "mlasim/model/cost_model.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "mlasim/model/input_error.h"
@@ -111,6 +113,26 @@ TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
   set_cost_param(p, "portable-fp8.grid_stream_factor", 0.9);
   EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_fp8).grid_stream_factor, 1.1);
   EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::portable_fp8).grid_stream_factor, 0.9);
+}
+
+// The fp8 kernel's one-pass tiles are a class cut from it: what a profile sets for them is theirs, the rest is the
+// wider class's value in effect (its own, else the global one), not the global one directly.
+TEST(CostModel, AClassCutFromAnotherTakesItsValuesWhereUnset) {
+  CostParams p;
+  p.t_fix_us = 7;
+  p.beta_cu_gbps = 30;
+  set_cost_param(p, "wgmma-fp8.t_pass_us", 9);
+  set_cost_param(p, "wgmma-fp8.reread_fraction", 0.8);
+  set_cost_param(p, "wgmma-fp8.beta_gbps", 50);
+  set_cost_param(p, "wgmma-fp8-onepass.beta_gbps", 120);
+  const KernelClassParams one = p.resolved(KernelClassId::wgmma_fp8_onepass);
+  EXPECT_DOUBLE_EQ(one.beta_gbps, 120);
+  EXPECT_DOUBLE_EQ(one.t_pass_us, 9);
+  EXPECT_DOUBLE_EQ(one.reread_fraction, 0.8);
+  EXPECT_DOUBLE_EQ(one.t_fix_us, 7);  // neither sets it: the global one, through the wider class
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_fp8).beta_gbps, 50);
+  EXPECT_DOUBLE_EQ(effective_cost_param(p, "wgmma-fp8-onepass.t_pass_us"), 9);
+  EXPECT_TRUE(std::isnan(get_cost_param(p, "wgmma-fp8-onepass.t_pass_us")));
 }
 
 // A class's memory-curve knee: its own where the profile sets one (docs/validation.md §0.10), else the GPU's.

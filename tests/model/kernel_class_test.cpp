@@ -47,17 +47,29 @@ TEST(KernelClass, PaddingNeverLosesRows) {
 
 TEST(KernelClass, OnlyTheFp8WgmmaCopiesPageByPage) {
   // Its producer issues one copy (five tensor boxes) per page of 16 to 64 tokens, per 64-token tile of a longer
-  // page; pages under 16 tokens go by 16-byte copies, whose cost is in the class's rate.
-  const KernelClass& fp8 = cls(KernelClassId::wgmma_fp8);
-  EXPECT_EQ(page_copies(fp8, 4096, 16), 256);
-  EXPECT_EQ(page_copies(fp8, 4096, 64), 64);
-  EXPECT_EQ(page_copies(fp8, 4096, 256), 64);
-  EXPECT_EQ(page_copies(fp8, 100, 16), 7);  // the last page's copy too
-  EXPECT_EQ(page_copies(fp8, 4096, 1), 0);
-  EXPECT_EQ(page_copies(fp8, 0, 16), 0);
+  // page; pages under 16 tokens go by 16-byte copies, whose cost is in the class's rate. Its one-pass tiles are
+  // the same kernel.
+  for (KernelClassId id : {KernelClassId::wgmma_fp8, KernelClassId::wgmma_fp8_onepass}) {
+    const KernelClass& fp8 = cls(id);
+    EXPECT_EQ(page_copies(fp8, 4096, 16), 256);
+    EXPECT_EQ(page_copies(fp8, 4096, 64), 64);
+    EXPECT_EQ(page_copies(fp8, 4096, 256), 64);
+    EXPECT_EQ(page_copies(fp8, 100, 16), 7);  // the last page's copy too
+    EXPECT_EQ(page_copies(fp8, 4096, 1), 0);
+    EXPECT_EQ(page_copies(fp8, 0, 16), 0);
+  }
   for (const KernelClass& c : kernel_classes()) {
-    if (c.id == KernelClassId::wgmma_fp8) continue;
+    if (c.id == KernelClassId::wgmma_fp8 || c.id == KernelClassId::wgmma_fp8_onepass) continue;
     EXPECT_EQ(page_copies(c, 4096, 16), 0) << c.name;
+  }
+}
+
+TEST(KernelClass, OnlyTheFp8OnePassTilesTakeAnotherClasssValues) {
+  for (const KernelClass& c : kernel_classes()) {
+    if (c.id == KernelClassId::wgmma_fp8_onepass)
+      EXPECT_EQ(c.params_from, KernelClassId::wgmma_fp8);
+    else
+      EXPECT_FALSE(c.params_from.has_value()) << c.name;
   }
 }
 

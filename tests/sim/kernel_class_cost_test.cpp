@@ -38,7 +38,9 @@ TEST(KernelChoice, FollowsTheRunnersAutoRuleOnHopper) {
   EXPECT_EQ(cls(16, 1, DType::bf16, 64), KernelClassId::wgmma_bf16);
   EXPECT_EQ(cls(16, 4, DType::bf16, 64), KernelClassId::wgmma_bf16);  // 64 packed rows: one SM
   EXPECT_EQ(cls(128, 1, DType::bf16, 64), KernelClassId::wgmma_bf16_pair);
-  EXPECT_EQ(cls(16, 1, DType::fp8, 16), KernelClassId::wgmma_fp8);
+  EXPECT_EQ(cls(16, 1, DType::fp8, 16), KernelClassId::wgmma_fp8_onepass);  // 16 packed rows: one pass
+  EXPECT_EQ(cls(16, 2, DType::fp8, 16), KernelClassId::wgmma_fp8);          // 32: two passes over the KV
+  EXPECT_EQ(cls(128, 1, DType::fp8, 64), KernelClassId::wgmma_fp8);
   EXPECT_EQ(cls(16, 1, DType::fp8, 1), KernelClassId::portable_fp8);  // the runner's page-size rule
   EXPECT_TRUE(hopper_kernel_runs(DType::fp8, 16));
   EXPECT_FALSE(hopper_kernel_runs(DType::fp8, 8));

@@ -12,8 +12,9 @@
 
 namespace mlasim {
 
-// What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the global parameter of the
-// same meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor, bw_knee); t_pass_us falls back to 0,
+// What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the value in effect of the
+// class it is cut from (KernelClass::params_from), where it has one; else to the global parameter of the same
+// meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor, bw_knee); t_pass_us falls back to 0,
 // reread_fraction to 1, page_copy_us, writeback_exposure and writeback_share_floor to 0.
 // Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
@@ -122,7 +123,7 @@ struct CostParams {
   double l2_prior_writes_cap_mb = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
-  // The class's parameters with the global fallbacks filled in.
+  // The class's parameters with the fallbacks filled in (its wider class's, then the global ones).
   KernelClassParams resolved(KernelClassId id) const;
 };
 

@@ -17,12 +17,13 @@ enum class KernelClassId {
   wgmma_bf16,         // ours: Hopper wgmma kernel, bf16 KV, tiles of up to 64 packed rows on one SM
   wgmma_bf16_pair,    // ours: the same kernel on tiles of more than 64 rows: a workgroup pair on two SMs
   wgmma_fp8,          // ours: Hopper fp8 kernel, 16-row passes that each re-read the work's KV
+  wgmma_fp8_onepass,  // ours: the same kernel on tiles of one 16-row pass (16 heads), which stream their KV once
   asm_a8w8_qh16,      // AITER: persistent ASM kernel, fp8 Q and KV, 16-head tiles (and folded head counts)
   asm_a8w8_qh128,     // AITER: persistent ASM kernel, fp8 Q and KV, 128-head tiles
   asm_a16w16,         // AITER: persistent ASM kernel, bf16 Q and KV
   grid_nonpersistent  // AITER: the non-persistent (Gluon/Triton) grid kernel with Triton's stage-2 reduce
 };
-inline constexpr int kKernelClassCount = 9;
+inline constexpr int kKernelClassCount = 10;
 
 enum class ReduceKind {
   aiter,  // mla_reduce_v1's launch rule (grid or persistent by size; ours follows it too)
@@ -41,6 +42,9 @@ struct KernelClass {
                             // tensor boxes); 0: the copies do not follow the pages
   int copy_tile_tokens;     // tokens of one KV tile (the most one page copy moves)
   ReduceKind reduce;
+  // The class whose values a profile's unset ones take before the global fallback (cost_model.h): a class cut out
+  // of another by its tile width keeps the wider class's fit where its own is not measured.
+  std::optional<KernelClassId> params_from;
 };
 
 // Our kernels (portable, wgmma) take bf16 Q whatever the workload's q dtype (kernels/: the problem's Q is bf16; the
