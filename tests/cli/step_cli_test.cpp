@@ -132,7 +132,12 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_fp8_4/h16_b40_ctx8192",
                                                    "h200/step_fp8_4/h16_b56_ctx4096",
                                                    "h200/step_fp8_4/h16_b80_ctx4096",
-                                                   "h200/step_fp8_4/h16_b112_ctx2048"};
+                                                   "h200/step_fp8_4/h16_b112_ctx2048",
+                                                   "h200/step_fp8_5/h16_b20_ctx8192",
+                                                   "h200/step_fp8_5/h16_b32_ctx4096",
+                                                   "h200/step_fp8_5/h16_b64_ctx2048",
+                                                   "h200/step_fp8_5/h16_b72_ctx2048",
+                                                   "h200/step_fp8_5/h16_b96_ctx4096"};
   return folders;
 }
 
