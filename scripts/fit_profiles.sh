@@ -130,11 +130,13 @@ PY
 done
 
 # The kernel classes' L2 write-back exposure (docs/step.md section 6), fitted to their probes on the profiles just
-# fitted: the 16-head kernel to the H200's grid probes with it as the follower, the 128-head one to the neighbours
-# probes' block-table copies. The H100 has no 16-head probe: its 16-head class keeps none.
+# fitted: the 16-head kernel to the H200's grid probes with it as the follower, with a share floor (its followers on
+# 16, 64 and 128 SMs pay in proportion to their share: the floor comes out at 0.01), the 128-head one to the
+# neighbours probes' block-table copies. The H100 has no 16-head probe: its 16-head class keeps none.
 h16=$m/h200/l2_grid/h16_followers
 python3 scripts/l2_writeback_fit.py "$bin" h200 wgmma-bf16 $h16/attn_128_2048_aiter-v1_h16/l2_carry.csv \
-  $h16/attn_64_4096_aiter-v1_h16/l2_carry.csv $h16/attn_16_4096_aiter-v1_h16/l2_carry.csv --write "$date" >/dev/null
+  $h16/attn_64_4096_aiter-v1_h16/l2_carry.csv $h16/attn_16_4096_aiter-v1_h16/l2_carry.csv --share-floor \
+  --write "$date" >/dev/null
 for g in h100 h200; do
   python3 scripts/l2_writeback_fit.py "$bin" $g wgmma-bf16-pair $m/$g/l2_neighbours/run1/l2_carry.csv \
     $m/$g/l2_neighbours/run2/l2_carry.csv --pairs --write "$date" >/dev/null
