@@ -137,7 +137,12 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_fp8_5/h16_b32_ctx4096",
                                                    "h200/step_fp8_5/h16_b64_ctx2048",
                                                    "h200/step_fp8_5/h16_b72_ctx2048",
-                                                   "h200/step_fp8_5/h16_b96_ctx4096"};
+                                                   "h200/step_fp8_5/h16_b96_ctx4096",
+                                                   "h200/step_bf16_floor/h16_b60_ctx8192",
+                                                   "h200/step_bf16_floor/h16_b72_ctx4096",
+                                                   "h200/step_bf16_floor/h16_b80_ctx2048",
+                                                   "h200/step_bf16_floor/h16_b96_ctx4096",
+                                                   "h200/step_bf16_floor/h16_b104_ctx2048"};
   return folders;
 }
 
