@@ -73,5 +73,20 @@ TEST(KernelClass, OnlyTheFp8OnePassTilesTakeAnotherClasssValues) {
   }
 }
 
+// A class cut from another by its tile width is the same kernel: the table repeats the wider class's structure for
+// it, and the two rows must not drift apart.
+TEST(KernelClass, AClassCutFromAnotherHasItsStructure) {
+  for (const KernelClass& c : kernel_classes()) {
+    if (!c.params_from) continue;
+    const KernelClass& wider = cls(*c.params_from);
+    EXPECT_EQ(c.pass_rows, wider.pass_rows) << c.name;
+    EXPECT_EQ(c.cus_per_cluster, wider.cus_per_cluster) << c.name;
+    EXPECT_EQ(c.min_pass_rows, wider.min_pass_rows) << c.name;
+    EXPECT_EQ(c.page_copy_tokens, wider.page_copy_tokens) << c.name;
+    EXPECT_EQ(c.copy_tile_tokens, wider.copy_tile_tokens) << c.name;
+    EXPECT_EQ(c.reduce, wider.reduce) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace mlasim
