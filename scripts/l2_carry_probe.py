@@ -19,8 +19,8 @@ Producers
                   tokens, 128 heads, bf16, page 64, planned by the split policy POL; attn:B:CTX:POL@H for H heads,
                   attn:B:CTX:POL[@H]/fp8 for fp8 Q and KV (l2_writeback_set.attention_follower)
   qsep, qfused    the step stack's q prep (docs/step.md §4) for 16 requests: five separate kernels (8.5 MB written)
-                  or the fused one (1.2 MB written)
-  rope            the step stack's RoPE + KV write
+                  or the fused one (1.2 MB written); qsep@B, qfused@B for B requests
+  rope            the step stack's RoPE + KV write; rope@B for B requests
   gemm            the step stack's GEMM (reads 134 MB: what a layer leaves dirty is gone after it)
   A+B+...         the producers in that order
 Followers
@@ -46,6 +46,9 @@ Sets (--set)
               against the GEMM alone (scripts/l2_writeback_set.py): the write-back before a stage 1 (section 6)
   follower    fills of 4 to 32 MB before full-GPU reads of 4 to 96 MB and the 16-head stack's GEMM: does a follower
               that moves less than the L2 holds write the dirty lines back (section 6)?
+  batch       the step stack's layer at the follower's own batch (q prep separate or fused, with the copy or
+              without, after the GEMM of the layer before) and fills then reads, before our unsplit 128-head
+              attention at 16 to 64 requests: how what the ops before it wrote slows it as its clusters grow
 
   python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
@@ -127,11 +130,14 @@ class Probe:
                   for _ in range(reps)]
         self.stack = None
 
-    def step_stack(self):
-        # The step stack's tensors, one layer per repeat (16 requests x 4096 tokens, the validated workload).
+    def step_stack(self, batch=16):
+        # The step stack's tensors, one layer per repeat (16 requests x 4096 tokens, the validated workload; other
+        # batches at 2048 tokens: the context sizes only the KV cache the RoPE kernel writes one row of).
         if self.stack is None:
-            self.stack = Stack(16, 4096, self.reps, 64, 16)
-        return self.stack
+            self.stack = {16: Stack(16, 4096, self.reps, 64, 16)}
+        if batch not in self.stack:
+            self.stack[batch] = Stack(batch, 2048, self.reps, 64, 16, seed=batch)
+        return self.stack[batch]
 
     def gemm16(self, batch):
         # The 16-head stack's GEMM (step_validation.Stack.rest at 16 heads): its weights apart for every repeat.
@@ -165,9 +171,10 @@ class Probe:
             ops = [self.op(part, role, j) for j, part in enumerate(spec.split("+"))]
             return lambda i: [o(i) for o in ops]
         kind = spec.split(":")[0]
-        if kind in ("qsep", "qfused", "rope"):
-            s = self.step_stack()
-            f = {"qsep": s.q_prep_separate, "qfused": s.q_prep_fused, "rope": s.rope_kv_write}[kind]
+        stack_op, _, batch = kind.partition("@")
+        if stack_op in ("qsep", "qfused", "rope"):
+            s = self.step_stack(int(batch) if batch else 16)
+            f = {"qsep": s.q_prep_separate, "qfused": s.q_prep_fused, "rope": s.rope_kv_write}[stack_op]
             return lambda i: f(i)
         if kind == "copyf":
             nbytes = int(float(spec.split(":")[1]) * MB)
@@ -286,6 +293,21 @@ def neighbour_variants():
     return v
 
 
+def batch_variants():
+    """The step stack's layer at the follower's own batch, and fills then reads, before our unsplit 128-head attention
+    at 16 to 64 requests (docs/step.md §4: in the step runs the attention gains more from a fused q prep or a removed
+    copy the more requests it runs, where the prior-writes law, fitted on 16 requests, gives less)."""
+    v = []
+    for b, ctx in ((16, 2048), (24, 2048), (32, 2048), (40, 2048), (48, 2048), (64, 2048), (32, 4096), (48, 4096)):
+        a = f"attn:{b}:{ctx}:aiter-v1"
+        layers = [f"qsep@{b}+rope@{b}+{STACK_COPY}", f"qfused@{b}+rope@{b}+{STACK_COPY}", f"qsep@{b}+rope@{b}",
+                  f"qfused@{b}+rope@{b}"]
+        v += [(p, a) for p in ["gemm"] + ["gemm+" + p for p in layers]]
+        v += [(p, a) for p in ("read:24", "fill:16", "fill:16+read:16", "fill:16+read:32", "fill:8+read:24",
+                               STACK_COPY)]
+    return v
+
+
 def order_variants():
     """Dirty lines older than clean ones (fill, then read) against newer (read, then fill), before our attention."""
     a = "attn:16:4096:aiter-v1"
@@ -321,7 +343,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback", "follower"), default="carry")
+    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback", "follower", "batch"),
+                    default="carry")
     ap.add_argument("--follower", default="attn:16:4096:aiter-v1",
                     help="the attention of --set grid; a comma list for --set writeback")
     ap.add_argument("--gpu", default="h100", help="the GPU profile our attention's plans are made for")
@@ -330,6 +353,7 @@ def main():
     props = torch.cuda.get_device_properties(0)
     probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count, a.gpu)
     vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants, "follower": follower_variants,
+          "batch": batch_variants,
           "grid": lambda: grid_variants(a.follower),
           "writeback": lambda: l2_writeback_set.variants(a.follower.split(","))}[a.set]()
     graphs = {}
