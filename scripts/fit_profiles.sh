@@ -157,6 +157,13 @@ python3 scripts/l2_writeback_fit.py "$bin" h200 wgmma-fp8 $f8/attn_128_2048_aite
   $f83/attn_80_4096_aiter-v1_h16_fp8/l2_carry.csv $f83/attn_48_8192_splits4_h16_fp8/l2_carry.csv \
   --with-class wgmma-fp8-onepass --against-reads --share-floor --write "$date" >/dev/null
 
+# The H200's 128-head class's own prior-writes law (docs/step.md section 3), fitted to the batch probe: the step
+# stack's layer at the follower's own batch and fills then reads before the unsplit attention at 16 to 64 requests,
+# its cost per MB written in proportion to the clusters the plan streams on.
+b=$m/h200/l2_batch
+python3 scripts/l2_batch_law.py "$bin" h200 wgmma-bf16-pair $b/run1/l2_carry.csv $b/run2/l2_carry.csv \
+  --write "$date" >/dev/null
+
 # The model's ratio of two plans on one workload against sessions no fit took as input (docs/step.md section 3): the
 # split-ratio probe's later sessions (of the configurations its first session gave the fits) and, on the H200, the two
 # knee checks (configurations no fit took as input; docs/validation.md section 0.10). The band `mlasim step` gives a policy

@@ -78,9 +78,10 @@ def stack_ops(requests=16, heads=128):
 def producer_ops(spec):
     """Ops (read MB, written MB), oldest first."""
     out = []
-    stack = stack_ops()
     for part in spec.split("+"):
         kind, _, arg = part.partition(":")
+        kind, _, requests = kind.partition("@")  # qsep@B: the stack's op at B requests (l2_carry_probe.py --set batch)
+        stack = stack_ops(int(requests) if requests else 16)
         if kind == "none":
             continue
         if kind in stack:

@@ -94,6 +94,11 @@ const ClassSlot kClassSlots[] = {
     {"bw_knee", &KernelClassParams::bw_knee, 1, 64, false, "in [1, 64]"},
     {"writeback_exposure", &KernelClassParams::writeback_exposure, 0, 4, false, "in [0, 4]"},
     {"writeback_share_floor", &KernelClassParams::writeback_share_floor, 0, 0.99, false, "in [0, 0.99]"},
+    {"prior_writes_us_per_mb_per_cluster", &KernelClassParams::prior_writes_us_per_mb_per_cluster, 0, kInf, false,
+     ">= 0"},
+    {"prior_writes_rho_mb", &KernelClassParams::prior_writes_rho_mb, 0, kInf, false, ">= 0"},
+    {"prior_writes_gamma", &KernelClassParams::prior_writes_gamma, 0, 16, false, "in [0, 16]"},
+    {"prior_writes_cap_mb", &KernelClassParams::prior_writes_cap_mb, 0, kInf, false, ">= 0"},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -180,6 +185,10 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   fill(c.bw_knee, bw_knee);
   fill(c.writeback_exposure, 0.0);
   fill(c.writeback_share_floor, 0.0);
+  fill(c.prior_writes_us_per_mb_per_cluster, 0.0);
+  fill(c.prior_writes_rho_mb, 0.0);
+  fill(c.prior_writes_gamma, 0.0);
+  fill(c.prior_writes_cap_mb, 0.0);
   return c;
 }
 
@@ -215,12 +224,16 @@ const std::vector<std::string>& cost_param_keys() {
 }
 
 bool is_kernel_param_key(const std::string& key) {
-  // A class's knee is part of the memory curve, and its write-back exposure and share floor a response of that
-  // memory: all stay the target GPU's.
+  // A class's knee is part of the memory curve, and its write-back exposure, share floor and prior-writes law a
+  // response of that memory and its L2: all stay the target GPU's.
   if (const auto ck = class_key(key))
     return ck->slot->member != &KernelClassParams::bw_knee &&
            ck->slot->member != &KernelClassParams::writeback_exposure &&
-           ck->slot->member != &KernelClassParams::writeback_share_floor;
+           ck->slot->member != &KernelClassParams::writeback_share_floor &&
+           ck->slot->member != &KernelClassParams::prior_writes_us_per_mb_per_cluster &&
+           ck->slot->member != &KernelClassParams::prior_writes_rho_mb &&
+           ck->slot->member != &KernelClassParams::prior_writes_gamma &&
+           ck->slot->member != &KernelClassParams::prior_writes_cap_mb;
   return slot_for(key).of_kernel;
 }
 

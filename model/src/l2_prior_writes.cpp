@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace mlasim {
 
@@ -9,6 +10,15 @@ L2PriorWrites l2_prior_writes_of(const CostParams& p) {
   const L2PriorWrites law{p.l2_prior_writes_us_per_mb, p.l2_prior_writes_rho_mb, p.l2_prior_writes_gamma,
                           p.l2_prior_writes_max_us, p.l2_prior_writes_cap_mb};
   return law.known() ? law : L2PriorWrites{};
+}
+
+L2PriorWrites l2_prior_writes_of(const CostParams& p, KernelClassId cls, int active_clusters, bool split, bool* own) {
+  const KernelClassParams c = p.resolved(cls);
+  const L2PriorWrites law{c.prior_writes_us_per_mb_per_cluster * std::max(active_clusters, 0), c.prior_writes_rho_mb,
+                          c.prior_writes_gamma, std::numeric_limits<double>::infinity(), c.prior_writes_cap_mb};
+  const bool class_law = !split && law.known();
+  if (own) *own = class_law;
+  return class_law ? law : l2_prior_writes_of(p);
 }
 
 double l2_prior_writes_us(std::span<const OpBytes> ops, const L2PriorWrites& law) {

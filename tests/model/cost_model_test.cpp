@@ -92,9 +92,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_prior_writes_cap_mb"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
-  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 10 * kernel_classes().size());
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 14 * kernel_classes().size());
   EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
-  EXPECT_EQ(all.back(), "grid-nonpersistent.writeback_share_floor");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.prior_writes_cap_mb");
 }
 
 TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
@@ -168,6 +168,23 @@ TEST(CostModel, AClassWritebackExposureIsZeroUnlessSetAndStaysTheGpus) {
   EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_share_floor", 1.0), InputError);
   EXPECT_THROW(set_cost_param(p, "wgmma-bf16.writeback_share_floor", -0.1), InputError);
   EXPECT_FALSE(is_kernel_param_key("wgmma-bf16.writeback_share_floor"));
+}
+
+// A class's own prior-writes law (model/l2_prior_writes.h): 0, the GPU's law, unless a probe measured it; a response of
+// the target GPU's L2, not carried over from another GPU.
+TEST(CostModel, AClassPriorWritesLawIsZeroUnlessSetAndStaysTheGpus) {
+  CostParams p;
+  for (const char* field : {"us_per_mb_per_cluster", "rho_mb", "gamma", "cap_mb"}) {
+    const std::string key = std::string("wgmma-bf16-pair.prior_writes_") + field;
+    EXPECT_TRUE(std::isnan(get_cost_param(p, key))) << key;  // not set
+    EXPECT_EQ(effective_cost_param(p, key), 0.0) << key;
+    EXPECT_FALSE(is_kernel_param_key(key)) << key;
+    EXPECT_THROW(set_cost_param(p, key, -1), InputError) << key;
+  }
+  EXPECT_THROW(set_cost_param(p, "wgmma-bf16-pair.prior_writes_gamma", 17), InputError);
+  set_cost_param(p, "wgmma-bf16-pair.prior_writes_us_per_mb_per_cluster", 0.0003);
+  EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16_pair).prior_writes_us_per_mb_per_cluster, 0.0003);
+  EXPECT_EQ(p.resolved(KernelClassId::wgmma_bf16).prior_writes_us_per_mb_per_cluster, 0.0);
 }
 
 TEST(CostModel, ClassKeysNameTheClassAndFieldInErrors) {

@@ -59,5 +59,48 @@ TEST(L2PriorWrites, AProfileWithoutTheLawCostsNothing) {
   EXPECT_TRUE(l2_prior_writes_of(cost_params_for(load_gpu("h100"))).known());
 }
 
+TEST(L2PriorWrites, AClassWithItsOwnLawScalesItsCostWithTheClustersOfAnUnsplitPlan) {
+  CostParams p;
+  p.l2_prior_writes_us_per_mb = 0.01;
+  p.l2_prior_writes_rho_mb = 10;
+  p.l2_prior_writes_max_us = 1.5;
+  p.l2_prior_writes_cap_mb = 40;
+  constexpr KernelClassId kPair = KernelClassId::wgmma_bf16_pair;
+  // Without values of its own a class takes the GPU's law, and says so.
+  bool own = true;
+  const L2PriorWrites global = l2_prior_writes_of(p, kPair, 32, false, &own);
+  EXPECT_FALSE(own);
+  EXPECT_EQ(global.us_per_mb, 0.01);
+  EXPECT_EQ(global.max_us, 1.5);
+  set_cost_param(p, "wgmma-bf16-pair.prior_writes_us_per_mb_per_cluster", 0.001);
+  set_cost_param(p, "wgmma-bf16-pair.prior_writes_rho_mb", 20);
+  set_cost_param(p, "wgmma-bf16-pair.prior_writes_gamma", 1);
+  set_cost_param(p, "wgmma-bf16-pair.prior_writes_cap_mb", 60);
+  const L2PriorWrites on16 = l2_prior_writes_of(p, kPair, 16, false, &own);
+  EXPECT_TRUE(own);
+  EXPECT_DOUBLE_EQ(on16.us_per_mb, 0.016);
+  EXPECT_EQ(on16.rho_mb, 20);
+  EXPECT_EQ(on16.gamma, 1);
+  EXPECT_EQ(on16.cap_mb, 60);
+  EXPECT_TRUE(std::isinf(on16.max_us));  // no saturation
+  // Twice the clusters, twice the cost of the same ops, past where the GPU's law saturates.
+  const std::vector<OpBytes> layer = {{0, 24}, {32, 0}};
+  const double c16 = l2_prior_writes_us(layer, on16);
+  EXPECT_GT(c16, 1.5);
+  EXPECT_NEAR(l2_prior_writes_us(layer, l2_prior_writes_of(p, kPair, 32, false)), 2 * c16, 1e-9);
+  // A split plan, which the class's law did not measure, and another class take the GPU's law.
+  EXPECT_EQ(l2_prior_writes_of(p, kPair, 64, true, &own).us_per_mb, 0.01);
+  EXPECT_FALSE(own);
+  EXPECT_EQ(l2_prior_writes_of(p, KernelClassId::wgmma_bf16, 64, false).us_per_mb, 0.01);
+  // No cluster, no own law.
+  EXPECT_EQ(l2_prior_writes_of(p, kPair, 0, false).us_per_mb, 0.01);
+  // The H200's 128-head class carries the law of its batch probe (data/measurements/h200/l2_batch).
+  const CostParams h200 = cost_params_for(load_gpu("h200"));
+  l2_prior_writes_of(h200, kPair, 32, false, &own);
+  EXPECT_TRUE(own);
+  l2_prior_writes_of(h200, KernelClassId::wgmma_bf16, 32, false, &own);
+  EXPECT_FALSE(own);
+}
+
 }  // namespace
 }  // namespace mlasim

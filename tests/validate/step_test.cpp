@@ -982,6 +982,60 @@ TEST_F(StepEdits, RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead
   EXPECT_NE(u.notes[0].find("no L2 prior-writes law or write-back measured on h100"), std::string::npos) << u.notes[0];
 }
 
+// A class with a prior-writes law of its own (model/l2_prior_writes.h) weighs the ops before its stage 1 with it, at
+// the clusters the running plan streams on: the change grows with them; a split plan takes the GPU's law.
+TEST_F(StepEdits, AClassWithItsOwnLawWeighsTheOpsAtItsPlansClusters) {
+  const auto at_batch = [](int requests) {
+    sim::Workload w;
+    w.gpu = "h100";
+    w.batch = sim::BatchSpec::uniform(requests, 4096);  // aiter-v1 splits none of them
+    w.heads = 128;
+    w.q_dtype = w.kv_dtype = DType::bf16;
+    w.page_size = 64;
+    sim::WorkloadContext c = without_writeback(sim::resolve(w));
+    set_cost_param(c.params, "wgmma-bf16-pair.prior_writes_us_per_mb_per_cluster", 0.0003);
+    set_cost_param(c.params, "wgmma-bf16-pair.prior_writes_rho_mb", 20);
+    set_cost_param(c.params, "wgmma-bf16-pair.prior_writes_gamma", 1);
+    set_cost_param(c.params, "wgmma-bf16-pair.prior_writes_cap_mb", 60);
+    return c;
+  };
+  const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
+  const std::vector<StepEdit> edits = {parse_step_edit("remove=copy")};
+  // The stage 1s' change after the copy's removal under the class's law at the plan's clusters (as in
+  // RemovingAnOpChangesTheAttentionAfterItByWhatTheOpsWroteAndRead), checked against the what-if's.
+  const auto change = [&](int requests) {
+    const sim::WorkloadContext c = at_batch(requests);
+    const sim::Evaluation e = sim::evaluate("aiter-v1", c);
+    EXPECT_EQ(e.prediction->metrics.kernel_class, "wgmma-bf16-pair");
+    EXPECT_EQ(e.prediction->metrics.num_partials, 0);
+    const int clusters = e.prediction->metrics.active_clusters;
+    const L2PriorWrites law = l2_prior_writes_of(c.params, KernelClassId::wgmma_bf16_pair, clusters, false);
+    const OpBytes bmm{17, 2}, cat{2, 2}, rope{0.01 * requests, 0.01 * requests}, copy{16, 16}, gemm{134, 0.1};
+    // The class's cap (60 MB) takes the second layer's window back to the GEMM's writes before the copy too.
+    const double before1 = l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope, copy}, law);
+    const double before2 = l2_prior_writes_us(std::vector<OpBytes>{gemm, bmm, cat, rope, copy}, law);
+    const double first = l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope}, law);
+    const double second = l2_prior_writes_us(std::vector<OpBytes>{gemm, bmm, cat, rope}, law);
+    const StepWhatIf w = apply_step_edits(a, edits, {&c, "aiter-v1", nullptr, &bytes});
+    EXPECT_NEAR(w.after_summary.class_us.at("mla_stage1"), 2 * 50.0 + (first - before1) + (second - before2), 1e-9);
+    EXPECT_NE(
+        w.notes[0].find(fmt::format("the wgmma-bf16-pair class's own law, on the {} clusters of its plan", clusters)),
+        std::string::npos)
+        << w.notes[0];
+    return std::pair{clusters, (first - before1) + (second - before2)};
+  };
+  const auto [c16, on16] = change(16);
+  const auto [c32, on32] = change(32);
+  ASSERT_EQ(c32, 2 * c16);
+  ASSERT_LT(on16, -0.1);
+  EXPECT_LT(on32, 1.9 * on16);  // twice the clusters: about twice the gain (RoPE's bytes grow a little with them)
+  // A split plan takes the GPU's law, and the line says that law was fitted to an unsplit plan.
+  const sim::WorkloadContext c = at_batch(16);
+  const StepWhatIf split = apply_step_edits(a, edits, {&c, "fixed:splits=4", nullptr, &bytes});
+  EXPECT_NE(split.notes[0].find("fitted to an unsplit plan, and fixed:splits=4 splits here"), std::string::npos)
+      << split.notes[0];
+}
+
 // Where the stage 1's class shows the write-back (the H100's 128-head kernel, a fifth of the curve's answer), each
 // stage 1 also takes the change of what its plan pays for the MB left dirty before it.
 TEST_F(StepEdits, RemovingAnOpChangesTheWritebackTheAttentionPays) {

@@ -43,27 +43,32 @@ struct PriorWrites {
 };
 
 // The L2 terms a step's stage 1s take from the ops before them: the prior-writes law (model/l2_prior_writes.h) and
-// the write-back of the dirty lines (sim/l2_writeback.h). Either may be unknown (all zero) on a profile.
+// the write-back of the dirty lines (sim/l2_writeback.h). Either may be unknown (all zero) on a profile. A step's
+// stage 1 may take its class's own law in place of the GPU's (`step_law`, by the plan it runs).
 struct L2Terms {
   L2PriorWrites law;
   sim::L2Writeback writeback;
+  std::function<L2PriorWrites(size_t step)> step_law;
+  L2PriorWrites law_of(size_t step) const { return step_law ? step_law(step) : law; }
   bool any() const { return law.known() || writeback.known(); }
-  double window_mb() const { return std::max(law.known() ? law.cap_mb : 0.0, writeback.window_mb); }
+  double window_mb(const L2PriorWrites& l) const { return std::max(l.known() ? l.cap_mb : 0.0, writeback.window_mb); }
+  double window_mb() const { return window_mb(law); }
 };
 
 bool is_attention(const StepKernel& k) { return k.kernel_class == "mla_stage1" || k.kernel_class == "mla_reduce"; }
 
-// Each stage 1 of a step, in order. Ops are collected back to the one that takes the traffic past the terms' windows,
-// or to the step's start (the step before is left out).
-std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2) {
+// Each stage 1 of a step, in order, under `law`. Ops are collected back to the one that takes the traffic past the
+// terms' windows, or to the step's start (the step before is left out).
+std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2, const L2PriorWrites& law) {
   std::vector<PriorWrites> out;
   std::vector<OpBytes> ops;
+  const double window = l2.window_mb(law);
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     if (s.kernels[i].kernel_class != "mla_stage1") continue;
     ops.clear();
     double touched = 0;
     PriorWrites p;
-    for (size_t j = i; j-- > 0 && touched <= l2.window_mb();) {
+    for (size_t j = i; j-- > 0 && touched <= window;) {
       if (!s.kernels[j].bytes) {
         p.missing = s.kernels[j].name;
         break;
@@ -81,7 +86,7 @@ std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2)
     }
     std::reverse(ops.begin(), ops.end());
     if (p.known()) {
-      p.law_us = l2_prior_writes_us(ops, l2.law);
+      p.law_us = l2_prior_writes_us(ops, law);
       if (l2.writeback.known()) p.dirty_mb = sim::l2_dirty_before_mb(ops, l2.writeback);
     }
     out.push_back(std::move(p));
@@ -112,7 +117,7 @@ PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
                                      const std::function<double(size_t step)>& paid_scale = nullptr) {
   PriorWritesChange c;
   for (size_t i = 0; i < edited.size(); ++i) {
-    const std::vector<PriorWrites> after = prior_writes_us(edited[i], l2);
+    const std::vector<PriorWrites> after = prior_writes_us(edited[i], l2, l2.law_of(i));
     if (after.size() != before[i].size()) {
       c.unpaired += static_cast<int>(before[i].size());
       continue;
@@ -465,7 +470,7 @@ std::vector<std::vector<PriorWrites>> prior_writes_of(const std::vector<DecodeSt
                                                       const WhatIfContext& context) {
   std::vector<std::vector<PriorWrites>> out;
   if (!l2.any() || !context.op_bytes) return out;
-  for (const DecodeStep& s : steps) out.push_back(prior_writes_us(s, l2));
+  for (size_t i = 0; i < steps.size(); ++i) out.push_back(prior_writes_us(steps[i], l2, l2.law_of(i)));
   return out;
 }
 
@@ -484,11 +489,11 @@ std::string l2_not_weighed(const L2Terms& l2, const WhatIfContext& context) {
 }
 
 // Applies the change of what the ops before each stage 1 wrote and read into L2 (after a fuse or remove edit), and
-// says what it did, or why it did nothing. `split_plan`: the plan the step runs has partials, where the law, fitted
-// to an unsplit plan, was not measured.
+// says what it did, or why it did nothing. `law_note`: which law it weighed (a class's own, or the GPU's where the
+// step's plan splits, which that law, fitted to an unsplit plan, did not measure).
 std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vector<std::vector<PriorWrites>>& before,
                                const L2Terms& l2, const WritebackCost& writeback, const WhatIfContext& context,
-                               const std::string& split_plan) {
+                               const std::string& law_note) {
   if (const std::string why_not = l2_not_weighed(l2, context); !why_not.empty())
     return fmt::format(
         "the kernels after keep their measured times ({}; their response to what these ops wrote and read in L2 is "
@@ -499,11 +504,11 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
   std::vector<std::string> parts;
   if (c.changed > 0) {
     const double n = c.changed;
-    const std::string law = l2.law.known()
+    const std::string law = l2.law_of(0).known()
                                 ? fmt::format(
                                       "what the ops before each wrote and read into L2: {:.2f} -> {:.2f} us, "
                                       "l2_prior_writes, docs/step.md §3{}",
-                                      c.before_us / n, c.after_us / n, split_plan)
+                                      c.before_us / n, c.after_us / n, law_note)
                                 : fmt::format("no L2 prior-writes law measured on {}", gpu_name(context));
     const std::string wb =
         l2.writeback.known()
@@ -785,9 +790,10 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
   std::vector<double> policy_attention;      // each step's attention as the last policy edit left it
   EditSites sites{std::vector<int>(w.after.size(), 0), std::vector<int>(w.after.size(), 0)};
   // What the kernels read and write, where the user gave it: fuse and remove edits weigh it for the attention.
-  const L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
-                                                sim::l2_writeback_of(context.workload->params, context.workload->gpu)}
-                                      : L2Terms{};
+  L2Terms l2 = context.workload ? L2Terms{l2_prior_writes_of(context.workload->params),
+                                          sim::l2_writeback_of(context.workload->params, context.workload->gpu),
+                                          {}}
+                                : L2Terms{};
   if (context.op_bytes)
     for (size_t i = 0; i < w.after.size(); ++i)
       for (StepKernel& k : w.after[i].kernels)
@@ -801,6 +807,14 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                .first;
     return it->second;
   };
+  // A stage 1 of a class with a prior-writes law of its own takes it, at the clusters its plan (the running
+  // policy's) streams on (model/l2_prior_writes.h).
+  if (context.workload && workloads)
+    l2.step_law = [&](size_t step) {
+      const sim::Metrics& m = plan_of(running, step, running).prediction->metrics;
+      const std::optional<KernelClassId> cls = parse_kernel_class(m.kernel_class);
+      return cls ? l2_prior_writes_of(context.workload->params, *cls, m.active_clusters, m.num_partials > 0) : l2.law;
+    };
   // The attention's own kernels, where the user's file does not give their bytes, move what the running plan does
   // (sim/attention_bytes.h): the ops before a stage 1 may reach back to the attention of the layer before. Assigned
   // when an edit first weighs the L2 terms, and again after each policy edit.
@@ -843,12 +857,19 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       return it->second;
     };
   };
-  // The law was fitted to an unsplit plan: a fuse or remove edit's line says when the step's plan splits.
-  const auto split_plan = [&](const std::string& edit) -> std::string {
-    if (!l2.law.known() || !context.op_bytes || !workloads) return "";
-    const int partials = plan_of(running, 0, edit).prediction->metrics.num_partials;
-    return partials > 0
-               ? fmt::format("; fitted to an unsplit plan, and {} splits here ({} partials)", running, partials)
+  // Which law a fuse or remove edit weighed: the stage-1 class's own, at its plan's clusters, or the GPU's, which
+  // was fitted to an unsplit plan (the line says when the step's plan splits).
+  const auto law_note = [&](const std::string& edit) -> std::string {
+    if (!context.op_bytes || !workloads) return "";
+    const sim::Metrics& m = plan_of(running, 0, edit).prediction->metrics;
+    bool own = false;
+    if (const std::optional<KernelClassId> cls = parse_kernel_class(m.kernel_class))
+      l2_prior_writes_of(context.workload->params, *cls, m.active_clusters, m.num_partials > 0, &own);
+    if (own)
+      return fmt::format("; the {} class's own law, on the {} clusters of its plan", m.kernel_class, m.active_clusters);
+    if (!l2.law.known()) return "";
+    return m.num_partials > 0
+               ? fmt::format("; fitted to an unsplit plan, and {} splits here ({} partials)", running, m.num_partials)
                : "";
   };
   // A policy edit's stage 1s pay the write-back of what the ops before them left dirty under the new plan; the
@@ -1116,7 +1137,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                : std::string());
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
                         runs / static_cast<int>(w.after.size()), fused_sum / runs, costed,
-                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)));
+                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, law_note(e.text)));
       did += e.bytes ? band_note("fuse") : "; a fused kernel of the time given: its error is the time's";
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
@@ -1129,7 +1150,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       }
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
       did = fmt::format("{} kernels per step removed; {}{}", removed / static_cast<int>(w.after.size()),
-                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, split_plan(e.text)),
+                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, law_note(e.text)),
                         band_note("remove"));
     } else {
       for (DecodeStep& s : w.after)

@@ -15,7 +15,7 @@ namespace mlasim {
 // What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the value in effect of the
 // class it is cut from (KernelClass::params_from), where it has one; else to the global parameter of the same
 // meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor, bw_knee); t_pass_us falls back to 0,
-// reread_fraction to 1, page_copy_us, writeback_exposure and writeback_share_floor to 0.
+// reread_fraction to 1, page_copy_us, writeback_exposure, writeback_share_floor and the prior_writes_* to 0.
 // Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
   double t_fix_us = kUnset;               // fixed part of one work (prologue, Q staging, epilogue)
@@ -35,6 +35,14 @@ struct KernelClassParams {
                                           // below which its stage 1 hides that write-back in the memory's spare
                                           // bandwidth; the exposure rises linearly from it to the full value on
                                           // every CU. 0: the full exposure at any share
+  // The class's own law of what the ops before its stage 1 wrote, and read after writing, into L2
+  // (model/l2_prior_writes.h), where an unsplit plan of it slows by that in proportion to the clusters it runs on:
+  // the cost per MB written per active cluster, and the law's rho, gamma and cap (no saturation). 0 (per cluster):
+  // the GPU's global law (l2_prior_writes_*) stands for the class.
+  double prior_writes_us_per_mb_per_cluster = kUnset;
+  double prior_writes_rho_mb = kUnset;
+  double prior_writes_gamma = kUnset;
+  double prior_writes_cap_mb = kUnset;
   static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -170,8 +178,9 @@ double stream_write_tbps_of(const CostParams& params);
 
 // Throws InputError naming the first parameter out of its range (times >= 0, bandwidths and efficiency > 0,
 // matrix_efficiency <= 1, grid_occupancy 1..64, reduce_blocks_per_cu and reduce_wide_blocks_per_cu 0..64, bw_knee and
-// compute_overlap_n 0 or 1..64, a class's bw_knee 1..64, writeback_exposure 0..4 and writeback_share_floor
-// 0..0.99, reread_fraction 0..1, grid_stream_factor in (0, 4]; unset class values are fine).
+// compute_overlap_n 0 or 1..64, a class's bw_knee 1..64, writeback_exposure 0..4, writeback_share_floor
+// 0..0.99, prior_writes_gamma 0..16 and the other prior_writes_* >= 0, reread_fraction 0..1, grid_stream_factor in (0,
+// 4]; unset class values are fine).
 void validate_cost_params(const CostParams& p);
 
 }  // namespace mlasim

@@ -55,6 +55,13 @@ void for_each_chunk_back(std::span<const OpBytes> ops, double stop_mb, Visit&& v
 // The cost parameters l2_prior_writes_*; all zero (unknown) unless every one but gamma is set.
 L2PriorWrites l2_prior_writes_of(const CostParams& params);
 
+// The law of a stage 1 of class `cls` whose plan runs on `active_clusters`: the class's own law where the profile
+// has one (KernelClassParams::prior_writes_*) and the plan is unsplit (`split` false; the class's law was measured
+// on unsplit plans), its cost per MB that per cluster times the clusters, with no saturation; else the global law.
+// `own` (optional) says which of the two it is.
+L2PriorWrites l2_prior_writes_of(const CostParams& params, KernelClassId cls, int active_clusters, bool split,
+                                 bool* own = nullptr);
+
 // The stage 1's extra time (us) after `ops`, oldest first. Ops more than cap_mb of traffic before it cost nothing,
 // so a caller may stop collecting ops once they hold more than cap_mb touched. 0 when `law` is unknown.
 double l2_prior_writes_us(std::span<const OpBytes> ops, const L2PriorWrites& law);

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""A kernel class's own prior-writes law (model/l2_prior_writes.h, docs/step.md §3), fitted to the batch probe
+(scripts/l2_carry_probe.py --set batch): our unsplit attention after the step stack's layer at its own batch, and
+after fills then reads, at 16 to 64 requests. The GPU's law, fitted to the 16 x 4096 attention, gives the attention
+after a layer the same 0.1 us back from a fused q prep or a removed copy at every batch; the probe measures 0.2 us at
+16 requests and 0.7 to 1.5 us from 24 on. So the class's law scales its cost per MB written with the clusters its
+plan streams on, and has no saturation:
+
+  cost = sum over written chunks of  w * (k * clusters) * exp(A / rho),  A = MB read after it + gamma * MB written
+         after it; a chunk with more than cap MB touched after it costs nothing
+
+Rows (the mean of the probe's runs): each stack layer against the attention after the GEMM alone (the layer before
+ends with it), each fill, read or copy against the attention after the probe's 24 MB read (a clean L2). k is the
+least-squares slope; rho, gamma and cap come from a grid of values.
+
+  scripts/l2_batch_law.py MLASIM GPU CLASS CSV [CSV ...] [--write DATE] [--check]
+
+--check prints the rows against the profile's law for CLASS instead of fitting one; --write sets data/gpus/GPU.json's
+CLASS.prior_writes_us_per_mb_per_cluster, _rho_mb, _gamma and _cap_mb (kind measured, with the fit's sources).
+"""
+import argparse
+import itertools
+import json
+import math
+import os
+import subprocess
+
+from l2_grid_law import cost, ops_of
+from l2_neighbours_table import load
+from step_op_bytes import layer_ops, ops_mb
+
+RHO = (8, 10, 12, 16, 20, 25, 30, 40)
+GAMMA = (0, 0.25, 0.5, 0.75, 1.0, 1.5)
+CAP = (40, 45, 50, 55, 60, 70, 80, 100)
+GRID_BASE = "read:24"
+LAYERS = {"before": (False, True), "fused": (True, True), "nocopy": (False, False), "both": (True, False)}
+
+
+def follower_of(spec):
+    """attn:B:CTX:POL -> (B, CTX, POL)."""
+    _, b, ctx, pol = spec.split(":", 3)
+    return int(b), int(ctx), pol
+
+
+def stack_producer(b, fused, copy):
+    return f"gemm+{'qfused' if fused else 'qsep'}@{b}+rope@{b}" + ("+copy:16.777216" if copy else "")
+
+
+def rows_of(times, follower):
+    """(label, producer ops, base ops, measured extra us) of one follower."""
+    b, ctx, _ = follower_of(follower)
+    stack = {"workload": {"heads": 128, "batch": {"context": ctx}, "page_size": 64}, "copy_mb": 16}
+    gemm = ops_mb(stack, b, ["re:^nvjet|gemm", "re:splitKreduce"])
+    rows = []
+    for name, (fused, copy) in LAYERS.items():
+        p = stack_producer(b, fused, copy)
+        if (p, follower) in times and ("gemm", follower) in times:
+            rows.append((name, gemm + layer_ops(stack, b, fused, copy), gemm,
+                         times[(p, follower)] - times[("gemm", follower)]))
+    for (p, f), us in sorted(times.items()):
+        if f == follower and p != GRID_BASE and ops_of(p) and (GRID_BASE, f) in times:
+            rows.append((p, ops_of(p), [], us - times[(GRID_BASE, f)]))
+    return rows
+
+
+def clusters_of(mlasim, gpu, follower):
+    b, ctx, pol = follower_of(follower)
+    out = subprocess.run([mlasim, "predict", "--gpu", gpu, "--batch", str(b), "--context", str(ctx), "--heads", "128",
+                          "--q-dtype", "bf16", "--kv-dtype", "bf16", "--page-size", "64", "--policy", pol,
+                          "--format", "json"], check=True, capture_output=True, text=True)
+    p = json.loads(out.stdout)
+    return p["active_clusters"], p["kernel_class"], p.get("num_partials", 0)
+
+
+def unit_costs(rows, clusters, rho, gamma, cap):
+    """Each row's law at k = 1 per cluster: (producer - base) cost."""
+    return [clusters * (cost(ops, 1.0, rho, gamma, 1e9, cap) - cost(base, 1.0, rho, gamma, 1e9, cap))
+            for _, ops, base, _ in rows]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mlasim")
+    ap.add_argument("gpu")
+    ap.add_argument("cls")
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--write", metavar="DATE")
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    times = load(a.csv)
+    followers = sorted({f for _, f in times if f.startswith("attn:")}, key=lambda f: follower_of(f)[::-1])
+    data = {}
+    for f in followers:
+        clusters, cls, partials = clusters_of(a.mlasim, a.gpu, f)
+        if cls != a.cls or partials:
+            raise SystemExit(f"{f} runs {cls} with {partials} partials: the law is fitted to unsplit {a.cls} plans")
+        data[f] = (clusters, rows_of(times, f))
+    n = sum(len(r) for _, r in data.values())
+    profile_path = os.path.join("data", "gpus", a.gpu + ".json")
+    with open(profile_path) as fh:
+        profile = json.load(fh)
+    if a.check:
+        p = {k: v["value"] for k, v in profile["params"].items()}
+        key = lambda field: f"{a.cls}.prior_writes_{field}"
+        law = (p[key("us_per_mb_per_cluster")], p[key("rho_mb")], p[key("gamma")], p[key("cap_mb")])
+    else:
+        best = None
+        for rho, gamma, cap in itertools.product(RHO, GAMMA, CAP):
+            pairs = [(u, r[3]) for c, rows in data.values() for u, r in zip(unit_costs(rows, c, rho, gamma, cap), rows)]
+            sxx = sum(u * u for u, _ in pairs)
+            k = max(0.0, sum(u * y for u, y in pairs) / sxx) if sxx > 0 else 0.0
+            sse = sum((k * u - y) ** 2 for u, y in pairs)
+            if best is None or sse < best[0]:
+                best = (sse, (k, rho, gamma, cap), sxx)
+        sse, law, sxx = best
+    k, rho, gamma, cap = law
+    resid = []
+    print(f"{'row':48s} {'follower':24s} {'clusters':>8s} {'measured':>9s} {'law':>7s}")
+    for f, (clusters, rows) in data.items():
+        for u, (label, _, _, y) in zip(unit_costs(rows, clusters, rho, gamma, cap), rows):
+            resid.append(y - k * u)
+            print(f"{label:48s} {f:24s} {clusters:8d} {y:+9.2f} {k * u:+7.2f}")
+    rms = math.sqrt(sum(r * r for r in resid) / n)
+    rms_none = math.sqrt(sum(r[3] ** 2 for _, rows in data.values() for r in rows) / n)
+    print(f"{a.gpu} {a.cls}: {k:.6f} us per MB per cluster, rho {rho} MB, gamma {gamma}, cap {cap} MB "
+          f"({n} rows, rms {rms:.2f} us; {rms_none:.2f} us with none)")
+    if a.write and not a.check:
+        sigma = math.sqrt(sse / max(n - 4, 1) / sxx) if sxx > 0 else 0.0
+        source = (f"scripts/l2_batch_law.py on {', '.join(a.csv)} ({n} rows, rms {rms:.2f} us), {a.write}; "
+                  "docs/step.md section 3")
+        for field, value in (("us_per_mb_per_cluster", k), ("rho_mb", rho), ("gamma", gamma), ("cap_mb", cap)):
+            entry = {"value": round(value, 8), "kind": "measured", "source": source}
+            if field == "us_per_mb_per_cluster":
+                entry["std_error"] = round(sigma, 8)
+            profile["params"][f"{a.cls}.prior_writes_{field}"] = entry
+        with open(profile_path, "w") as fh:
+            fh.write(json.dumps(profile, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
