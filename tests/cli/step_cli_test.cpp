@@ -142,7 +142,11 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_bf16_floor/h16_b72_ctx4096",
                                                    "h200/step_bf16_floor/h16_b80_ctx2048",
                                                    "h200/step_bf16_floor/h16_b96_ctx4096",
-                                                   "h200/step_bf16_floor/h16_b104_ctx2048"};
+                                                   "h200/step_bf16_floor/h16_b104_ctx2048",
+                                                   "h200/step_classlaw/b36_ctx2048",
+                                                   "h200/step_classlaw/b44_ctx2048",
+                                                   "h200/step_classlaw/b56_ctx2048",
+                                                   "h200/step_classlaw/b28_ctx4096"};
   return folders;
 }
 
