@@ -27,6 +27,7 @@ import subprocess
 
 from l2_grid_law import cost, ops_of
 from l2_neighbours_table import load
+from l2_writeback_set import attention_follower
 from step_op_bytes import layer_ops, ops_mb
 
 RHO = (8, 10, 12, 16, 20, 25, 30, 40)
@@ -36,20 +37,14 @@ GRID_BASE = "read:24"
 LAYERS = {"before": (False, True), "fused": (True, True), "nocopy": (False, False), "both": (True, False)}
 
 
-def follower_of(spec):
-    """attn:B:CTX:POL -> (B, CTX, POL)."""
-    _, b, ctx, pol = spec.split(":", 3)
-    return int(b), int(ctx), pol
-
-
 def stack_producer(b, fused, copy):
     return f"gemm+{'qfused' if fused else 'qsep'}@{b}+rope@{b}" + ("+copy:16.777216" if copy else "")
 
 
 def rows_of(times, follower):
     """(label, producer ops, base ops, measured extra us) of one follower."""
-    b, ctx, _ = follower_of(follower)
-    stack = {"workload": {"heads": 128, "batch": {"context": ctx}, "page_size": 64}, "copy_mb": 16}
+    b, ctx, _, heads, _ = attention_follower(follower)
+    stack = {"workload": {"heads": heads, "batch": {"context": ctx}, "page_size": 64}, "copy_mb": 16}
     gemm = ops_mb(stack, b, ["re:^nvjet|gemm", "re:splitKreduce"])
     rows = []
     for name, (fused, copy) in LAYERS.items():
@@ -64,9 +59,9 @@ def rows_of(times, follower):
 
 
 def clusters_of(mlasim, gpu, follower):
-    b, ctx, pol = follower_of(follower)
-    out = subprocess.run([mlasim, "predict", "--gpu", gpu, "--batch", str(b), "--context", str(ctx), "--heads", "128",
-                          "--q-dtype", "bf16", "--kv-dtype", "bf16", "--page-size", "64", "--policy", pol,
+    b, ctx, pol, heads, dtype = attention_follower(follower)
+    out = subprocess.run([mlasim, "predict", "--gpu", gpu, "--batch", str(b), "--context", str(ctx), "--heads",
+                          str(heads), "--q-dtype", dtype, "--kv-dtype", dtype, "--page-size", "64", "--policy", pol,
                           "--format", "json"], check=True, capture_output=True, text=True)
     p = json.loads(out.stdout)
     return p["active_clusters"], p["kernel_class"], p.get("num_partials", 0)
@@ -88,7 +83,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     times = load(a.csv)
-    followers = sorted({f for _, f in times if f.startswith("attn:")}, key=lambda f: follower_of(f)[::-1])
+    followers = sorted({f for _, f in times if f.startswith("attn:")}, key=lambda f: attention_follower(f)[1::-1])
     data = {}
     for f in followers:
         clusters, cls, partials = clusters_of(a.mlasim, a.gpu, f)
