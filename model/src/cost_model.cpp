@@ -81,6 +81,9 @@ struct ClassSlot {
   double lo, hi;
   bool above_lo;
   const char* rule;
+  // A property of the kernel, carried to another GPU; false: a response of the target GPU's memory and L2 (a class's
+  // knee, part of the memory curve, its write-back exposure and share floor, its prior-writes law), which stays it.
+  bool of_kernel = true;
 };
 
 const ClassSlot kClassSlots[] = {
@@ -91,14 +94,14 @@ const ClassSlot kClassSlots[] = {
     {"reread_fraction", &KernelClassParams::reread_fraction, 0, 1, false, "in [0, 1]"},
     {"grid_stream_factor", &KernelClassParams::grid_stream_factor, 0, 4, true, "in (0, 4]"},
     {"page_copy_us", &KernelClassParams::page_copy_us, 0, kInf, false, ">= 0"},
-    {"bw_knee", &KernelClassParams::bw_knee, 1, 64, false, "in [1, 64]"},
-    {"writeback_exposure", &KernelClassParams::writeback_exposure, 0, 4, false, "in [0, 4]"},
-    {"writeback_share_floor", &KernelClassParams::writeback_share_floor, 0, 0.99, false, "in [0, 0.99]"},
+    {"bw_knee", &KernelClassParams::bw_knee, 1, 64, false, "in [1, 64]", false},
+    {"writeback_exposure", &KernelClassParams::writeback_exposure, 0, 4, false, "in [0, 4]", false},
+    {"writeback_share_floor", &KernelClassParams::writeback_share_floor, 0, 0.99, false, "in [0, 0.99]", false},
     {"prior_writes_us_per_mb_per_cluster", &KernelClassParams::prior_writes_us_per_mb_per_cluster, 0, kInf, false,
-     ">= 0"},
-    {"prior_writes_rho_mb", &KernelClassParams::prior_writes_rho_mb, 0, kInf, false, ">= 0"},
-    {"prior_writes_gamma", &KernelClassParams::prior_writes_gamma, 0, 16, false, "in [0, 16]"},
-    {"prior_writes_cap_mb", &KernelClassParams::prior_writes_cap_mb, 0, kInf, false, ">= 0"},
+     ">= 0", false},
+    {"prior_writes_rho_mb", &KernelClassParams::prior_writes_rho_mb, 0, kInf, false, ">= 0", false},
+    {"prior_writes_gamma", &KernelClassParams::prior_writes_gamma, 0, 16, false, "in [0, 16]", false},
+    {"prior_writes_cap_mb", &KernelClassParams::prior_writes_cap_mb, 0, kInf, false, ">= 0", false},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -224,16 +227,7 @@ const std::vector<std::string>& cost_param_keys() {
 }
 
 bool is_kernel_param_key(const std::string& key) {
-  // A class's knee is part of the memory curve, and its write-back exposure, share floor and prior-writes law a
-  // response of that memory and its L2: all stay the target GPU's.
-  if (const auto ck = class_key(key))
-    return ck->slot->member != &KernelClassParams::bw_knee &&
-           ck->slot->member != &KernelClassParams::writeback_exposure &&
-           ck->slot->member != &KernelClassParams::writeback_share_floor &&
-           ck->slot->member != &KernelClassParams::prior_writes_us_per_mb_per_cluster &&
-           ck->slot->member != &KernelClassParams::prior_writes_rho_mb &&
-           ck->slot->member != &KernelClassParams::prior_writes_gamma &&
-           ck->slot->member != &KernelClassParams::prior_writes_cap_mb;
+  if (const auto ck = class_key(key)) return ck->slot->of_kernel;
   return slot_for(key).of_kernel;
 }
 

@@ -52,7 +52,6 @@ struct L2Terms {
   L2PriorWrites law_of(size_t step) const { return step_law ? step_law(step) : law; }
   bool any() const { return law.known() || writeback.known(); }
   double window_mb(const L2PriorWrites& l) const { return std::max(l.known() ? l.cap_mb : 0.0, writeback.window_mb); }
-  double window_mb() const { return window_mb(law); }
 };
 
 bool is_attention(const StepKernel& k) { return k.kernel_class == "mla_stage1" || k.kernel_class == "mla_reduce"; }
@@ -524,7 +523,7 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
     parts.push_back(fmt::format(
         "{} stage-1 kernels per step keep their measured times (an op less than {:.0f} MB of traffic before them "
         "has no bytes in {}: {})",
-        c.unknown / steps, l2.window_mb(), context.op_bytes->origin, short_name(c.missing)));
+        c.unknown / steps, l2.window_mb(l2.law_of(0)), context.op_bytes->origin, short_name(c.missing)));
   if (c.unpaired > 0)
     parts.push_back(fmt::format(
         "{} stage-1 kernels per step before it are not weighed (the edit changed how many stage-1 kernels a step "
@@ -807,14 +806,16 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                .first;
     return it->second;
   };
-  // A stage 1 of a class with a prior-writes law of its own takes it, at the clusters its plan (the running
-  // policy's) streams on (model/l2_prior_writes.h).
-  if (context.workload && workloads)
-    l2.step_law = [&](size_t step) {
-      const sim::Metrics& m = plan_of(running, step, running).prediction->metrics;
-      const std::optional<KernelClassId> cls = parse_kernel_class(m.kernel_class);
-      return cls ? l2_prior_writes_of(context.workload->params, *cls, m.active_clusters, m.num_partials > 0) : l2.law;
-    };
+  // The prior-writes law of a step's stage 1 under the running policy's plan: its class's own, at the clusters the
+  // plan streams on, where it has one (model/l2_prior_writes.h), else the GPU's; `own` says which.
+  const auto running_law = [&](size_t step, const std::string& edit, bool* own) {
+    const sim::Metrics& m = plan_of(running, step, edit).prediction->metrics;
+    if (own) *own = false;
+    const std::optional<KernelClassId> cls = parse_kernel_class(m.kernel_class);
+    return cls ? l2_prior_writes_of(context.workload->params, *cls, m.active_clusters, m.num_partials > 0, own)
+               : l2.law;
+  };
+  if (context.workload && workloads) l2.step_law = [&](size_t step) { return running_law(step, running, nullptr); };
   // The attention's own kernels, where the user's file does not give their bytes, move what the running plan does
   // (sim/attention_bytes.h): the ops before a stage 1 may reach back to the attention of the layer before. Assigned
   // when an edit first weighs the L2 terms, and again after each policy edit.
@@ -863,8 +864,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     if (!context.op_bytes || !workloads) return "";
     const sim::Metrics& m = plan_of(running, 0, edit).prediction->metrics;
     bool own = false;
-    if (const std::optional<KernelClassId> cls = parse_kernel_class(m.kernel_class))
-      l2_prior_writes_of(context.workload->params, *cls, m.active_clusters, m.num_partials > 0, &own);
+    running_law(0, edit, &own);
     if (own)
       return fmt::format("; the {} class's own law, on the {} clusters of its plan", m.kernel_class, m.active_clusters);
     if (!l2.law.known()) return "";
@@ -898,7 +898,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       out += fmt::format(
           "; {} stage-1 kernels per step keep the ratio's time (an op less than {:.0f} MB of traffic before them has "
           "no bytes in {}: {})",
-          c.unknown / steps, l2.window_mb(), context.op_bytes->origin, short_name(c.missing));
+          c.unknown / steps, l2.window_mb(l2.law_of(0)), context.op_bytes->origin, short_name(c.missing));
     return out;
   };
   // What a fuse or remove edit puts into the band (Gpu::edit_error), for its line.
