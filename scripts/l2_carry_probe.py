@@ -49,6 +49,9 @@ Sets (--set)
   batch       the step stack's layer at the follower's own batch (q prep separate or fused, with the copy or
               without, after the GEMM of the layer before) and fills then reads, before our unsplit 128-head
               attention at 16 to 64 requests: how what the ops before it wrote slows it as its clusters grow
+  copybatch   the same layer's ops before the block-table copy (the GEMM, the q prep separate or fused, the RoPE +
+              KV write) at 8 to 64 requests, and fills then reads, before the copy (16 MiB; 8 and 32 MiB at three
+              batches): how what the q prep wrote slows the copy after it
 
   python3 scripts/l2_carry_probe.py --lib DIR/libmlasim_attention.so --out OUT [--cycles 40] [--reps 3] [--set S]
 
@@ -308,6 +311,21 @@ def batch_variants():
     return v
 
 
+def copy_batch_variants():
+    """The step stack's ops before its block-table copy at 8 to 64 requests, and fills then reads, before the copy
+    (docs/step.md §7: in the step runs the copy after the fused q prep runs faster than after the separate one, by
+    0.1 us at 16 requests and 1.2 us at 56)."""
+    v = []
+    for mb, batches in (("16.777216", (8, 16, 24, 32, 40, 48, 56, 64)), ("8.388608", (16, 32, 48)),
+                        ("33.554432", (16, 32, 48))):
+        c = f"copyf:{mb}"
+        v += [(p, c) for b in batches for p in ("gemm", f"gemm+qsep@{b}+rope@{b}", f"gemm+qfused@{b}+rope@{b}")]
+    c = "copyf:16.777216"
+    v += [(p, c) for p in ("none", "read:24", "fill:4", "fill:8", "fill:12", "fill:16", "fill:24", "fill:32",
+                           "fill:8+read:8", "fill:16+read:16", "fill:8+read:24", "fill:16+read:32", "gemm+fill:16")]
+    return v
+
+
 def order_variants():
     """Dirty lines older than clean ones (fill, then read) against newer (read, then fill), before our attention."""
     a = "attn:16:4096:aiter-v1"
@@ -343,7 +361,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback", "follower", "batch"),
+    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback", "follower", "batch",
+                                          "copybatch"),
                     default="carry")
     ap.add_argument("--follower", default="attn:16:4096:aiter-v1",
                     help="the attention of --set grid; a comma list for --set writeback")
@@ -353,7 +372,7 @@ def main():
     props = torch.cuda.get_device_properties(0)
     probe = Probe(load_lib(a.lib), a.reps, props.multi_processor_count, a.gpu)
     vs = {"carry": variants, "neighbours": neighbour_variants, "order": order_variants, "follower": follower_variants,
-          "batch": batch_variants,
+          "batch": batch_variants, "copybatch": copy_batch_variants,
           "grid": lambda: grid_variants(a.follower),
           "writeback": lambda: l2_writeback_set.variants(a.follower.split(","))}[a.set]()
     graphs = {}
