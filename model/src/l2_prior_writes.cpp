@@ -21,6 +21,13 @@ L2PriorWrites l2_prior_writes_of(const CostParams& p, KernelClassId cls, int act
   return class_law ? law : l2_prior_writes_of(p);
 }
 
+L2PriorWrites l2_copy_prior_writes_of(const CostParams& p, double copy_mb) {
+  const L2PriorWrites law{p.l2_copy_prior_writes_us_per_mb_per_copy_mb * std::max(copy_mb, 0.0),
+                          p.l2_copy_prior_writes_rho_mb, p.l2_copy_prior_writes_gamma,
+                          std::numeric_limits<double>::infinity(), p.l2_copy_prior_writes_cap_mb};
+  return law.known() ? law : L2PriorWrites{};
+}
+
 double l2_prior_writes_us(std::span<const OpBytes> ops, const L2PriorWrites& law) {
   if (!law.known()) return 0;
   double total = 0, after = 0;  // `after` weighs writes by gamma, where the walk's touched MB counts every MB

@@ -102,5 +102,30 @@ TEST(L2PriorWrites, AClassWithItsOwnLawScalesItsCostWithTheClustersOfAnUnsplitPl
   EXPECT_FALSE(own);
 }
 
+// A copy's law takes its cost per MB written from the profile's per MB copied: the copy-batch probe's 32 MiB copy
+// paid about twice what its 16 MiB one did after the same q prep.
+TEST(L2PriorWrites, ACopysLawScalesItsCostWithTheMegabytesItCopies) {
+  CostParams p;
+  EXPECT_FALSE(l2_copy_prior_writes_of(p, 16).known());
+  p.l2_copy_prior_writes_us_per_mb_per_copy_mb = 0.0005;
+  p.l2_copy_prior_writes_rho_mb = 30;
+  p.l2_copy_prior_writes_gamma = 1;
+  EXPECT_FALSE(l2_copy_prior_writes_of(p, 16).known());  // no cap
+  p.l2_copy_prior_writes_cap_mb = 100;
+  const L2PriorWrites on16 = l2_copy_prior_writes_of(p, 16), on32 = l2_copy_prior_writes_of(p, 32);
+  ASSERT_TRUE(on16.known());
+  EXPECT_DOUBLE_EQ(on16.us_per_mb, 0.008);
+  EXPECT_EQ(on16.rho_mb, 30);
+  EXPECT_EQ(on16.gamma, 1);
+  EXPECT_EQ(on16.cap_mb, 100);
+  EXPECT_TRUE(std::isinf(on16.max_us));  // no saturation
+  const std::vector<OpBytes> q_prep = {{0, 8}, {8, 8}, {8, 4}};
+  EXPECT_NEAR(l2_prior_writes_us(q_prep, on32), 2 * l2_prior_writes_us(q_prep, on16), 1e-12);
+  EXPECT_FALSE(l2_copy_prior_writes_of(p, 0).known());  // a copy of nothing: no law
+  // The H200's profile carries the law fitted to its copy-batch probe; the H100's has none.
+  EXPECT_TRUE(l2_copy_prior_writes_of(cost_params_for(load_gpu("h200")), 16).known());
+  EXPECT_FALSE(l2_copy_prior_writes_of(cost_params_for(load_gpu("h100")), 16).known());
+}
+
 }  // namespace
 }  // namespace mlasim

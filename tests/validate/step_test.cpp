@@ -1036,6 +1036,56 @@ TEST_F(StepEdits, AClassWithItsOwnLawWeighsTheOpsAtItsPlansClusters) {
       << split.notes[0];
 }
 
+// Where the profile has the copy's law (model/l2_prior_writes.h), a fuse or remove edit changes each copy after the
+// ops it changed by that law's change: a fused q prep writes less before the copy.
+TEST_F(StepEdits, AFuseChangesTheCopyAfterItByTheCopysLaw) {
+  sim::WorkloadContext ctx = without_writeback(h100_context());
+  ASSERT_FALSE(l2_copy_prior_writes_of(ctx.params, 16).known());  // the H100 has none measured
+  const OpBytesRules bytes = op_bytes_from_json(kLayerBytes, "o.json");
+  const auto fuse = [&](const std::string& edit, const OpBytesRules* b) {
+    return apply_step_edits(a, {parse_step_edit(edit)}, {&ctx, "aiter-v1", nullptr, b});
+  };
+  const std::string q_prep = "fuse=q_prep:bytes=19e6:written=1e6";
+  EXPECT_DOUBLE_EQ(fuse(q_prep, &bytes).after_summary.class_us.at("copy"), 2.0);  // no law: measured
+  set_cost_param(ctx.params, "l2_copy_prior_writes_us_per_mb_per_copy_mb", 0.0005);
+  set_cost_param(ctx.params, "l2_copy_prior_writes_rho_mb", 30);
+  set_cost_param(ctx.params, "l2_copy_prior_writes_gamma", 1);
+  set_cost_param(ctx.params, "l2_copy_prior_writes_cap_mb", 100);
+  const L2PriorWrites law = l2_copy_prior_writes_of(ctx.params, 16);  // the copy reads 16 MB
+  ASSERT_TRUE(law.known());
+  // Before each copy: the BMM, the cat and RoPE (16 requests), and in the second layer the GEMM of the first before
+  // them (it takes the traffic past the law's cap); after the fuse, the fused kernel in place of the BMM and cat.
+  const OpBytes bmm{17, 2}, cat{2, 2}, rope{0.16, 0.16}, gemm{134, 0.1}, fused{18, 1};
+  const double change = l2_prior_writes_us(std::vector<OpBytes>{fused, rope}, law) -
+                        l2_prior_writes_us(std::vector<OpBytes>{bmm, cat, rope}, law) +
+                        l2_prior_writes_us(std::vector<OpBytes>{gemm, fused, rope}, law) -
+                        l2_prior_writes_us(std::vector<OpBytes>{gemm, bmm, cat, rope}, law);
+  ASSERT_LT(change, -0.01);
+  const StepWhatIf w = fuse(q_prep, &bytes);
+  EXPECT_NEAR(w.after_summary.class_us.at("copy"), 2.0 + change, 1e-9);
+  EXPECT_NE(w.notes[0].find(fmt::format("the 2 copies per step after them {:+.2f} us each", change / 2)),
+            std::string::npos)
+      << w.notes[0];
+  EXPECT_NE(w.notes[0].find("l2_copy_prior_writes, docs/step.md §3"), std::string::npos) << w.notes[0];
+  // Without the ops' bytes the copies keep their measured times; a removed copy has nothing left to change.
+  EXPECT_DOUBLE_EQ(fuse(q_prep, nullptr).after_summary.class_us.at("copy"), 2.0);
+  const StepWhatIf removed = fuse("remove=copy", &bytes);
+  EXPECT_DOUBLE_EQ(removed.after_summary.class_us.at("copy"), 0);
+  EXPECT_EQ(removed.notes[0].find("copies per step"), std::string::npos) << removed.notes[0];
+  // An op before a copy without bytes leaves it its measured time, and the line says which.
+  const OpBytesRules partial = op_bytes_from_json(
+      R"({"description": "no RoPE", "ops": [{"match": "re:q_absorb", "read_bytes": 17e6, "written_bytes": 2e6},
+          {"match": "re:CatArray", "read_bytes": 2e6, "written_bytes": 2e6},
+          {"match": "copy", "read_bytes": 16e6, "written_bytes": 16e6}]})",
+      "p.json");
+  const StepWhatIf unknown = fuse(q_prep, &partial);
+  EXPECT_DOUBLE_EQ(unknown.after_summary.class_us.at("copy"), 2.0);
+  EXPECT_NE(unknown.notes[0].find("2 copies per step keep their measured times (the copy or an op within 100 MB of "
+                                  "traffic before it has no bytes in p.json: rope_kv_write_kernel)"),
+            std::string::npos)
+      << unknown.notes[0];
+}
+
 // Where the stage 1's class shows the write-back (the H100's 128-head kernel, a fifth of the curve's answer), each
 // stage 1 also takes the change of what its plan pays for the MB left dirty before it.
 TEST_F(StepEdits, RemovingAnOpChangesTheWritebackTheAttentionPays) {

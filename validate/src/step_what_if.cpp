@@ -56,37 +56,61 @@ struct L2Terms {
 
 bool is_attention(const StepKernel& k) { return k.kernel_class == "mla_stage1" || k.kernel_class == "mla_reduce"; }
 
-// Each stage 1 of a step, in order, under `law`. Ops are collected back to the one that takes the traffic past the
-// terms' windows, or to the step's start (the step before is left out).
+// The ops before kernel `i` of a step, oldest first, back to the one that takes the traffic past `window_mb` or to
+// the step's start (the step before is left out); an attention's kernel writes its outputs (or partials) as its
+// works end, after their KV: in time order, its reads, then its writes. Returns the first op back without bytes
+// (`ops` then incomplete), or "".
+std::string ops_before(const DecodeStep& s, size_t i, double window_mb, std::vector<OpBytes>& ops) {
+  ops.clear();
+  double touched = 0;
+  for (size_t j = i; j-- > 0 && touched <= window_mb;) {
+    if (!s.kernels[j].bytes) return s.kernels[j].name;
+    const OpBytes& b = *s.kernels[j].bytes;
+    if (is_attention(s.kernels[j])) {
+      ops.push_back({0, b.written_mb});  // pushed newest first
+      ops.push_back({b.read_mb, 0});
+    } else {
+      ops.push_back(b);
+    }
+    touched += b.touched_mb();
+  }
+  std::reverse(ops.begin(), ops.end());
+  return "";
+}
+
+// Each stage 1 of a step, in order, under `law`.
 std::vector<PriorWrites> prior_writes_us(const DecodeStep& s, const L2Terms& l2, const L2PriorWrites& law) {
   std::vector<PriorWrites> out;
   std::vector<OpBytes> ops;
-  const double window = l2.window_mb(law);
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     if (s.kernels[i].kernel_class != "mla_stage1") continue;
-    ops.clear();
-    double touched = 0;
     PriorWrites p;
-    for (size_t j = i; j-- > 0 && touched <= window;) {
-      if (!s.kernels[j].bytes) {
-        p.missing = s.kernels[j].name;
-        break;
-      }
-      const OpBytes& b = *s.kernels[j].bytes;
-      if (is_attention(s.kernels[j])) {
-        // An attention writes its outputs (or partials) as its works end, after their KV: in time order, the
-        // reads, then the writes (pushed newest first).
-        ops.push_back({0, b.written_mb});
-        ops.push_back({b.read_mb, 0});
-      } else {
-        ops.push_back(b);
-      }
-      touched += b.touched_mb();
-    }
-    std::reverse(ops.begin(), ops.end());
+    p.missing = ops_before(s, i, l2.window_mb(law), ops);
     if (p.known()) {
       p.law_us = l2_prior_writes_us(ops, law);
       if (l2.writeback.known()) p.dirty_mb = sim::l2_dirty_before_mb(ops, l2.writeback);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Each copy of a step (class `copy`), in order: what the ops before it wrote and read into L2 costs it under the
+// copy's law for its size (model/l2_prior_writes.h; law_us), or the copy or the first op back within the law's window
+// without bytes (missing).
+std::vector<PriorWrites> copy_prior_writes_us(const DecodeStep& s, const CostParams& params) {
+  std::vector<PriorWrites> out;
+  std::vector<OpBytes> ops;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const StepKernel& k = s.kernels[i];
+    if (k.kernel_class != "copy") continue;
+    PriorWrites p;
+    if (!k.bytes) {
+      p.missing = k.name;
+    } else {
+      const L2PriorWrites law = l2_copy_prior_writes_of(params, k.bytes->read_mb);
+      p.missing = ops_before(s, i, law.cap_mb, ops);
+      if (p.known()) p.law_us = l2_prior_writes_us(ops, law);
     }
     out.push_back(std::move(p));
   }
@@ -144,6 +168,46 @@ PriorWritesChange apply_prior_writes(std::vector<DecodeStep>& edited,
         c.delta_us += kernel.exposed_us - was;
       }
       ++k;
+    }
+  }
+  return c;
+}
+
+// How an edit changed the copies after it: the copy law (copy_prior_writes_us) before and after it, the copies
+// paired in order within a step.
+struct CopyChange {
+  int changed = 0;   // copies that took the change
+  int unpaired = 0;  // copies of steps whose count of them the edit changed (a removal: those left keep their time)
+  int unknown = 0;   // kept their time: the copy or an op before it has no bytes
+  std::string missing;
+  double before_us = 0, after_us = 0, delta_us = 0;
+};
+
+CopyChange apply_copy_prior_writes(std::vector<DecodeStep>& edited, const std::vector<std::vector<PriorWrites>>& before,
+                                   const CostParams& params) {
+  CopyChange c;
+  for (size_t i = 0; i < edited.size(); ++i) {
+    const std::vector<PriorWrites> after = copy_prior_writes_us(edited[i], params);
+    if (after.size() != before[i].size()) {
+      c.unpaired += static_cast<int>(before[i].size());
+      continue;
+    }
+    size_t k = 0;
+    for (StepKernel& kernel : edited[i].kernels) {
+      if (kernel.kernel_class != "copy") continue;
+      const PriorWrites &b = before[i][k], &a = after[k];
+      ++k;
+      if (!b.known() || !a.known()) {
+        ++c.unknown;
+        if (c.missing.empty()) c.missing = b.known() ? a.missing : b.missing;
+        continue;
+      }
+      const double was = kernel.exposed_us;
+      kernel.exposed_us = std::max(0.0, kernel.exposed_us + a.law_us - b.law_us);
+      ++c.changed;
+      c.before_us += b.law_us;
+      c.after_us += a.law_us;
+      c.delta_us += kernel.exposed_us - was;
     }
   }
   return c;
@@ -491,16 +555,20 @@ std::string l2_not_weighed(const L2Terms& l2, const WhatIfContext& context) {
 // says what it did, or why it did nothing. `law_note`: which law it weighed (a class's own, or the GPU's where the
 // step's plan splits, which that law, fitted to an unsplit plan, did not measure).
 std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vector<std::vector<PriorWrites>>& before,
-                               const L2Terms& l2, const WritebackCost& writeback, const WhatIfContext& context,
+                               const std::vector<std::vector<PriorWrites>>& copies_before, const L2Terms& l2,
+                               const WritebackCost& writeback, const WhatIfContext& context,
                                const std::string& law_note) {
-  if (const std::string why_not = l2_not_weighed(l2, context); !why_not.empty())
+  const std::string why_not = l2_not_weighed(l2, context);
+  if (!why_not.empty() && copies_before.empty())
     return fmt::format(
         "the kernels after keep their measured times ({}; their response to what these ops wrote and read in L2 is "
         "not modelled, docs/step.md §3)",
         why_not);
-  const PriorWritesChange c = apply_prior_writes(edited, before, l2, 1.0, writeback, writeback);
+  const PriorWritesChange c =
+      why_not.empty() ? apply_prior_writes(edited, before, l2, 1.0, writeback, writeback) : PriorWritesChange{};
   const double steps = static_cast<double>(edited.size());
   std::vector<std::string> parts;
+  if (!why_not.empty()) parts.push_back(fmt::format("the stage-1 kernels after keep their measured times ({})", why_not));
   if (c.changed > 0) {
     const double n = c.changed;
     const std::string law = l2.law_of(0).known()
@@ -530,6 +598,20 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
         "has; those left keep their measured times)",
         c.unpaired / steps));
   if (parts.empty()) parts.push_back("no stage-1 kernel follows them");
+  if (!copies_before.empty()) {
+    const CopyChange cc = apply_copy_prior_writes(edited, copies_before, context.workload->params);
+    if (cc.changed > 0)
+      parts.push_back(fmt::format(
+          "the {} copies per step after them {:+.2f} us each (what the ops before each wrote and read into L2: "
+          "{:.2f} -> {:.2f} us, l2_copy_prior_writes, docs/step.md §3)",
+          cc.changed / steps, cc.delta_us / cc.changed, cc.before_us / cc.changed, cc.after_us / cc.changed));
+    if (cc.unknown > 0)
+      parts.push_back(fmt::format(
+          "{} copies per step keep their measured times (the copy or an op within {:.0f} MB of traffic before it "
+          "has no bytes in {}: {})",
+          cc.unknown / steps, context.workload->params.l2_copy_prior_writes_cap_mb, context.op_bytes->origin,
+          short_name(cc.missing)));
+  }
   parts.push_back(kOthersKept);
   return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -840,6 +922,16 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     attention_bytes_from(running, edit);
     return prior_writes_of(w.after, l2, context);
   };
+  // The copy law of each copy as the steps stand before edit `edit`; none where the profile has no copy law or the
+  // ops' bytes are not given (the copies keep their measured times).
+  const auto copies_before = [&](const std::string& edit) {
+    std::vector<std::vector<PriorWrites>> out;
+    if (!context.workload || !context.op_bytes || !l2_copy_prior_writes_of(context.workload->params, 1).known())
+      return out;
+    attention_bytes_from(running, edit);
+    for (const DecodeStep& s : w.after) out.push_back(copy_prior_writes_us(s, context.workload->params));
+    return out;
+  };
   // The write-back of `dirty_mb` for a step's stage 1 under `policy`, played once per plan and MB (to 1e-3 MB).
   std::map<std::tuple<int, std::string, long long>, double> writebacks;
   const auto writeback_under = [&](const std::string& policy) -> WritebackCost {
@@ -1117,6 +1209,7 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         return us;
       };
       const auto prior = prior_before(e.text);
+      const auto copies = copies_before(e.text);
       int runs = 0;
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int fused = fuse_runs(w.after[i], match, cost, fused_bytes);
@@ -1137,11 +1230,13 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                                : std::string());
       did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
                         runs / static_cast<int>(w.after.size()), fused_sum / runs, costed,
-                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, law_note(e.text)));
+                        weigh_prior_writes(w.after, prior, copies, l2, writeback_under(running), context,
+                                           law_note(e.text)));
       did += e.bytes ? band_note("fuse") : "; a fused kernel of the time given: its error is the time's";
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
       const auto prior = prior_before(e.text);
+      const auto copies = copies_before(e.text);
       int removed = 0;
       for (size_t i = 0; i < w.after.size(); ++i) {
         const int gone = remove_kernels(w.after[i], match);
@@ -1150,7 +1245,8 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       }
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
       did = fmt::format("{} kernels per step removed; {}{}", removed / static_cast<int>(w.after.size()),
-                        weigh_prior_writes(w.after, prior, l2, writeback_under(running), context, law_note(e.text)),
+                        weigh_prior_writes(w.after, prior, copies, l2, writeback_under(running), context,
+                                           law_note(e.text)),
                         band_note("remove"));
     } else {
       for (DecodeStep& s : w.after)

@@ -129,6 +129,13 @@ struct CostParams {
   double l2_prior_writes_gamma = 0;
   double l2_prior_writes_max_us = 0;
   double l2_prior_writes_cap_mb = 0;
+  // The same law for a device-to-device copy after the ops (model/l2_prior_writes.h, the copy-batch probe of
+  // docs/step.md §3): its cost per MB written per MB the copy reads (a larger copy evicts more of the dirty lines),
+  // rho, gamma and cap as above; no saturation. 0 (us_per_mb_per_copy_mb, rho_mb or cap_mb): not measured.
+  double l2_copy_prior_writes_us_per_mb_per_copy_mb = 0;
+  double l2_copy_prior_writes_rho_mb = 0;
+  double l2_copy_prior_writes_gamma = 0;
+  double l2_copy_prior_writes_cap_mb = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the fallbacks filled in (its wider class's, then the global ones).

@@ -1,9 +1,9 @@
 #pragma once
 // What the ops before an attention wrote into L2, and read after writing, costs its stage 1 (docs/step.md §4, the
-// grid probe). A latency-bound attention (few CTAs streaming) slows when the lines its first reads evict are dirty,
-// and more when reads came after the writes and pushed them towards eviction; lines with enough traffic after them
-// were written back before it began. On an H100 a fill of 16 MB then a read of 32 MB cost our unsplit 16 x 4096
-// attention 1.46 us, the read then the fill 0.10 us.
+// grid probe), and by a law of its own a device-to-device copy after them (§3). A latency-bound attention (few CTAs
+// streaming) slows when the lines its first reads evict are dirty, and more when reads came after the writes and
+// pushed them towards eviction; lines with enough traffic after them were written back before it began. On an H100
+// a fill of 16 MB then a read of 32 MB cost our unsplit 16 x 4096 attention 1.46 us, the read then the fill 0.10 us.
 //
 // Each op is cut into kL2PriorWritesChunks chunks in time order, each reading and writing its share of the op's
 // bytes. A chunk's written MB cost us_per_mb * exp(A / rho_mb) us per MB, where A is the MB read after it plus gamma
@@ -61,6 +61,12 @@ L2PriorWrites l2_prior_writes_of(const CostParams& params);
 // `own` (optional) says which of the two it is.
 L2PriorWrites l2_prior_writes_of(const CostParams& params, KernelClassId cls, int active_clusters, bool split,
                                  bool* own = nullptr);
+
+// The law of a device-to-device copy that reads `copy_mb` after the ops (CostParams::l2_copy_prior_writes_*): in
+// the copy-batch probe the copy after the step stack's separate q prep took up to 2 us more than after the fused
+// one, and about in proportion to its size (8, 16 and 32 MiB), so its cost per MB written is the profile's per MB
+// copied times copy_mb, with no saturation. All zero (unknown) where the profile lacks it or copy_mb is 0.
+L2PriorWrites l2_copy_prior_writes_of(const CostParams& params, double copy_mb);
 
 // The stage 1's extra time (us) after `ops`, oldest first. Ops more than cap_mb of traffic before it cost nothing,
 // so a caller may stop collecting ops once they hold more than cap_mb touched. 0 when `law` is unknown.

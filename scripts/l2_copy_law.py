@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The copy's prior-writes law (model/l2_prior_writes.h, docs/step.md §3), fitted to the copy-batch probe
+(scripts/l2_carry_probe.py --set copybatch): the step stack's block-table copy after the ops before it in a layer
+(the GEMM of the layer before, the q prep separate or fused, the RoPE + KV write) at 8 to 64 requests, for copies of
+8, 16 and 32 MiB. In the step runs the copy after the fused q prep ran up to 1.3 us faster than after the separate
+one, more the more requests; the probe measures the same. The law has the form of the attention's, its cost per MB
+written in proportion to the MB the copy reads (the probe's larger copies pay more), with no saturation:
+
+  cost = sum over written chunks of  w * (k * copy_mb) * exp(A / rho),  A = MB read after it + gamma * MB written
+         after it; a chunk with more than cap MB touched after it costs nothing
+
+Rows (the mean of the probe's runs): the copy after each stack layer against the copy after the GEMM alone. k is the
+least-squares slope; rho, gamma and cap come from a grid of values.
+
+  scripts/l2_copy_law.py GPU CSV [CSV ...] [--write DATE] [--check]
+
+--check prints the rows against the profile's law instead of fitting one; --write sets data/gpus/GPU.json's
+l2_copy_prior_writes_us_per_mb_per_copy_mb, _rho_mb, _gamma and _cap_mb (kind measured, with the fit's sources).
+"""
+import argparse
+import itertools
+import json
+import math
+import os
+
+from l2_grid_law import cost
+from l2_neighbours_table import load
+from step_op_bytes import layer_ops, ops_mb
+
+RHO = (10, 16, 20, 25, 30, 40, 50, 60, 80)
+GAMMA = (0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
+CAP = (30, 40, 50, 60, 70, 80, 100, 150)
+# The probe's stack: 128 heads; its GEMM is the layer's at 16 requests (scripts/l2_carry_probe.py).
+STACK = {"workload": {"heads": 128, "batch": {"context": 2048}, "page_size": 64}, "copy_mb": 16}
+GEMM_REQUESTS = 16
+
+
+def rows_of(times):
+    """(label, copy MB, producer ops, base ops, measured extra us) of every stack layer before a copy."""
+    gemm = ops_mb(STACK, GEMM_REQUESTS, ["re:^nvjet|gemm", "re:splitKreduce"])
+    rows = []
+    for (p, f), us in sorted(times.items(), key=lambda kv: (float(kv[0][1].split(":")[1]), kv[0][0])):
+        parts = p.split("+")
+        if not f.startswith("copyf:") or len(parts) != 3 or parts[0] != "gemm" or ("gemm", f) not in times:
+            continue
+        q, b = parts[1].split("@")
+        rows.append((f"{p} -> {f}", float(f.split(":")[1]), gemm + layer_ops(STACK, int(b), q == "qfused", False),
+                     gemm, us - times[("gemm", f)]))
+    return rows
+
+
+def unit_costs(rows, rho, gamma, cap):
+    """Each row's law at k = 1 per MB copied: (producer - base) cost."""
+    return [copy_mb * (cost(ops, 1.0, rho, gamma, 1e9, cap) - cost(base, 1.0, rho, gamma, 1e9, cap))
+            for _, copy_mb, ops, base, _ in rows]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("gpu")
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--write", metavar="DATE")
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    rows = rows_of(load(a.csv))
+    if not rows:
+        raise SystemExit(f"{', '.join(a.csv)}: no copy after a stack layer (scripts/l2_carry_probe.py --set copybatch)")
+    profile_path = os.path.join("data", "gpus", a.gpu + ".json")
+    with open(profile_path) as fh:
+        profile = json.load(fh)
+    key = lambda field: f"l2_copy_prior_writes_{field}"
+    if a.check:
+        p = {k: v["value"] for k, v in profile["params"].items()}
+        law = tuple(p[key(f)] for f in ("us_per_mb_per_copy_mb", "rho_mb", "gamma", "cap_mb"))
+    else:
+        best = None
+        for rho, gamma, cap in itertools.product(RHO, GAMMA, CAP):
+            pairs = [(u, r[4]) for u, r in zip(unit_costs(rows, rho, gamma, cap), rows)]
+            sxx = sum(u * u for u, _ in pairs)
+            k = max(0.0, sum(u * y for u, y in pairs) / sxx) if sxx > 0 else 0.0
+            sse = sum((k * u - y) ** 2 for u, y in pairs)
+            if best is None or sse < best[0]:
+                best = (sse, (k, rho, gamma, cap), sxx)
+        sse, law, sxx = best
+    k, rho, gamma, cap = law
+    resid = []
+    print(f"{'row':56s} {'measured':>9s} {'law':>7s}")
+    for u, (label, _, _, _, y) in zip(unit_costs(rows, rho, gamma, cap), rows):
+        resid.append(y - k * u)
+        print(f"{label:56s} {y:+9.2f} {k * u:+7.2f}")
+    n = len(rows)
+    rms = math.sqrt(sum(r * r for r in resid) / n)
+    rms_none = math.sqrt(sum(r[4] ** 2 for r in rows) / n)
+    print(f"{a.gpu} copy: {k:.6f} us per MB written per MB copied, rho {rho} MB, gamma {gamma}, cap {cap} MB "
+          f"({n} rows, rms {rms:.2f} us; {rms_none:.2f} us with none)")
+    if a.write and not a.check:
+        sigma = math.sqrt(sse / max(n - 4, 1) / sxx) if sxx > 0 else 0.0
+        source = (f"scripts/l2_copy_law.py on {', '.join(a.csv)} ({n} rows, rms {rms:.2f} us), {a.write}; "
+                  "docs/step.md section 3")
+        for field, value in (("us_per_mb_per_copy_mb", k), ("rho_mb", rho), ("gamma", gamma), ("cap_mb", cap)):
+            entry = {"value": round(value, 8), "kind": "measured", "source": source}
+            if field == "us_per_mb_per_copy_mb":
+                entry["std_error"] = round(sigma, 8)
+            profile["params"][key(field)] = entry
+        with open(profile_path, "w") as fh:
+            fh.write(json.dumps(profile, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
