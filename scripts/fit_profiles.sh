@@ -21,7 +21,7 @@
 #      the reduce's residency read off our timelines (docs/validation.md section 7.1), which does: the H200's fit
 #      (3) runs with it, the H100's was made before it was measured and carries it as measured since; then the
 #      kernel classes' L2 write-back exposure, fitted by scripts/l2_writeback_fit.py to the profiles of (1) to (4);
-#      and last the model's error on the ratio of two plans, per class, over sessions no fit took as input;
+#      the H200's class and copy prior-writes laws (scripts/l2_batch_law.py, scripts/l2_copy_law.py); and last the model's error on the ratio of two plans, per class, over sessions no fit took as input;
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail
@@ -163,6 +163,10 @@ python3 scripts/l2_writeback_fit.py "$bin" h200 wgmma-fp8 $f8/attn_128_2048_aite
 b=$m/h200/l2_batch
 python3 scripts/l2_batch_law.py "$bin" h200 wgmma-bf16-pair $b/run1/l2_carry.csv $b/run2/l2_carry.csv \
   --write "$date" >/dev/null
+# The H200's copy law (docs/step.md section 3), fitted to the copy-batch probe: the step stack's block-table copy
+# after the ops before it at 8 to 64 requests, its cost per MB written in proportion to the MB it copies.
+c=$m/h200/l2_copy_batch
+python3 scripts/l2_copy_law.py h200 $c/run1/l2_carry.csv $c/run2/l2_carry.csv --write "$date" >/dev/null
 
 # The model's ratio of two plans on one workload against sessions no fit took as input (docs/step.md section 3): the
 # split-ratio probe's later sessions (of the configurations its first session gave the fits) and, on the H200, the two

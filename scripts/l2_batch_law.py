@@ -19,13 +19,11 @@ least-squares slope; rho, gamma and cap come from a grid of values.
 CLASS.prior_writes_us_per_mb_per_cluster, _rho_mb, _gamma and _cap_mb (kind measured, with the fit's sources).
 """
 import argparse
-import itertools
 import json
-import math
-import os
 import subprocess
 
 from l2_grid_law import cost, ops_of
+from l2_law_fit import fit_on_grid, open_profile, report_and_write
 from l2_neighbours_table import load
 from l2_writeback_set import attention_follower
 from step_op_bytes import layer_ops, ops_mb
@@ -90,24 +88,14 @@ def main():
         if cls != a.cls or partials:
             raise SystemExit(f"{f} runs {cls} with {partials} partials: the law is fitted to unsplit {a.cls} plans")
         data[f] = (clusters, rows_of(times, f))
-    n = sum(len(r) for _, r in data.values())
-    profile_path = os.path.join("data", "gpus", a.gpu + ".json")
-    with open(profile_path) as fh:
-        profile = json.load(fh)
-    if a.check:
-        p = {k: v["value"] for k, v in profile["params"].items()}
-        key = lambda field: f"{a.cls}.prior_writes_{field}"
-        law = (p[key("us_per_mb_per_cluster")], p[key("rho_mb")], p[key("gamma")], p[key("cap_mb")])
-    else:
-        best = None
-        for rho, gamma, cap in itertools.product(RHO, GAMMA, CAP):
-            pairs = [(u, r[3]) for c, rows in data.values() for u, r in zip(unit_costs(rows, c, rho, gamma, cap), rows)]
-            sxx = sum(u * u for u, _ in pairs)
-            k = max(0.0, sum(u * y for u, y in pairs) / sxx) if sxx > 0 else 0.0
-            sse = sum((k * u - y) ** 2 for u, y in pairs)
-            if best is None or sse < best[0]:
-                best = (sse, (k, rho, gamma, cap), sxx)
-        sse, law, sxx = best
+    keys = [f"{a.cls}.prior_writes_{f}" for f in ("us_per_mb_per_cluster", "rho_mb", "gamma", "cap_mb")]
+    profile_path, profile, law = open_profile(a.gpu, keys, a.check)
+    fit = None
+    if not a.check:
+        rows = [r for _, rs in data.values() for r in rs]
+        units_of = lambda rho, gamma, cap: [u for c, rs in data.values() for u in unit_costs(rs, c, rho, gamma, cap)]
+        fit = fit_on_grid((RHO, GAMMA, CAP), units_of, [r[3] for r in rows])
+        law = fit[1]
     k, rho, gamma, cap = law
     resid = []
     print(f"{'row':48s} {'follower':24s} {'clusters':>8s} {'measured':>9s} {'law':>7s}")
@@ -115,21 +103,8 @@ def main():
         for u, (label, _, _, y) in zip(unit_costs(rows, clusters, rho, gamma, cap), rows):
             resid.append(y - k * u)
             print(f"{label:48s} {f:24s} {clusters:8d} {y:+9.2f} {k * u:+7.2f}")
-    rms = math.sqrt(sum(r * r for r in resid) / n)
-    rms_none = math.sqrt(sum(r[3] ** 2 for _, rows in data.values() for r in rows) / n)
-    print(f"{a.gpu} {a.cls}: {k:.6f} us per MB per cluster, rho {rho} MB, gamma {gamma}, cap {cap} MB "
-          f"({n} rows, rms {rms:.2f} us; {rms_none:.2f} us with none)")
-    if a.write and not a.check:
-        sigma = math.sqrt(sse / max(n - 4, 1) / sxx) if sxx > 0 else 0.0
-        source = (f"scripts/l2_batch_law.py on {', '.join(a.csv)} ({n} rows, rms {rms:.2f} us), {a.write}; "
-                  "docs/step.md section 3")
-        for field, value in (("us_per_mb_per_cluster", k), ("rho_mb", rho), ("gamma", gamma), ("cap_mb", cap)):
-            entry = {"value": round(value, 8), "kind": "measured", "source": source}
-            if field == "us_per_mb_per_cluster":
-                entry["std_error"] = round(sigma, 8)
-            profile["params"][f"{a.cls}.prior_writes_{field}"] = entry
-        with open(profile_path, "w") as fh:
-            fh.write(json.dumps(profile, indent=2) + "\n")
+    report_and_write(a, "l2_batch_law.py", a.cls + ": {k:.6f} us per MB per cluster", law, keys, resid,
+                     [r[3] for _, rs in data.values() for r in rs], profile_path, profile, fit)
 
 
 if __name__ == "__main__":

@@ -18,12 +18,9 @@ least-squares slope; rho, gamma and cap come from a grid of values.
 l2_copy_prior_writes_us_per_mb_per_copy_mb, _rho_mb, _gamma and _cap_mb (kind measured, with the fit's sources).
 """
 import argparse
-import itertools
-import json
-import math
-import os
 
 from l2_grid_law import cost
+from l2_law_fit import fit_on_grid, open_profile, report_and_write
 from l2_neighbours_table import load
 from step_op_bytes import layer_ops, ops_mb
 
@@ -65,45 +62,21 @@ def main():
     rows = rows_of(load(a.csv))
     if not rows:
         raise SystemExit(f"{', '.join(a.csv)}: no copy after a stack layer (scripts/l2_carry_probe.py --set copybatch)")
-    profile_path = os.path.join("data", "gpus", a.gpu + ".json")
-    with open(profile_path) as fh:
-        profile = json.load(fh)
-    key = lambda field: f"l2_copy_prior_writes_{field}"
-    if a.check:
-        p = {k: v["value"] for k, v in profile["params"].items()}
-        law = tuple(p[key(f)] for f in ("us_per_mb_per_copy_mb", "rho_mb", "gamma", "cap_mb"))
-    else:
-        best = None
-        for rho, gamma, cap in itertools.product(RHO, GAMMA, CAP):
-            pairs = [(u, r[4]) for u, r in zip(unit_costs(rows, rho, gamma, cap), rows)]
-            sxx = sum(u * u for u, _ in pairs)
-            k = max(0.0, sum(u * y for u, y in pairs) / sxx) if sxx > 0 else 0.0
-            sse = sum((k * u - y) ** 2 for u, y in pairs)
-            if best is None or sse < best[0]:
-                best = (sse, (k, rho, gamma, cap), sxx)
-        sse, law, sxx = best
+    keys = [f"l2_copy_prior_writes_{f}" for f in ("us_per_mb_per_copy_mb", "rho_mb", "gamma", "cap_mb")]
+    profile_path, profile, law = open_profile(a.gpu, keys, a.check)
+    fit = None
+    if not a.check:
+        fit = fit_on_grid((RHO, GAMMA, CAP), lambda rho, gamma, cap: unit_costs(rows, rho, gamma, cap),
+                          [r[4] for r in rows])
+        law = fit[1]
     k, rho, gamma, cap = law
     resid = []
     print(f"{'row':56s} {'measured':>9s} {'law':>7s}")
     for u, (label, _, _, _, y) in zip(unit_costs(rows, rho, gamma, cap), rows):
         resid.append(y - k * u)
         print(f"{label:56s} {y:+9.2f} {k * u:+7.2f}")
-    n = len(rows)
-    rms = math.sqrt(sum(r * r for r in resid) / n)
-    rms_none = math.sqrt(sum(r[4] ** 2 for r in rows) / n)
-    print(f"{a.gpu} copy: {k:.6f} us per MB written per MB copied, rho {rho} MB, gamma {gamma}, cap {cap} MB "
-          f"({n} rows, rms {rms:.2f} us; {rms_none:.2f} us with none)")
-    if a.write and not a.check:
-        sigma = math.sqrt(sse / max(n - 4, 1) / sxx) if sxx > 0 else 0.0
-        source = (f"scripts/l2_copy_law.py on {', '.join(a.csv)} ({n} rows, rms {rms:.2f} us), {a.write}; "
-                  "docs/step.md section 3")
-        for field, value in (("us_per_mb_per_copy_mb", k), ("rho_mb", rho), ("gamma", gamma), ("cap_mb", cap)):
-            entry = {"value": round(value, 8), "kind": "measured", "source": source}
-            if field == "us_per_mb_per_copy_mb":
-                entry["std_error"] = round(sigma, 8)
-            profile["params"][key(field)] = entry
-        with open(profile_path, "w") as fh:
-            fh.write(json.dumps(profile, indent=2) + "\n")
+    report_and_write(a, "l2_copy_law.py", "copy: {k:.6f} us per MB written per MB copied", law, keys, resid,
+                     [r[4] for r in rows], profile_path, profile, fit)
 
 
 if __name__ == "__main__":
