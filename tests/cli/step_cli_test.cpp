@@ -146,7 +146,12 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_classlaw/b36_ctx2048",
                                                    "h200/step_classlaw/b44_ctx2048",
                                                    "h200/step_classlaw/b56_ctx2048",
-                                                   "h200/step_classlaw/b28_ctx4096"};
+                                                   "h200/step_classlaw/b28_ctx4096",
+                                                   "h200/step_copylaw/b48_ctx2048",
+                                                   "h200/step_copylaw/b64_ctx2048",
+                                                   "h200/step_copylaw/b40_ctx4096",
+                                                   "h200/step_copylaw/b24_ctx8192",
+                                                   "h200/step_copylaw/fp8_b56_ctx2048"};
   return folders;
 }
 
