@@ -10,7 +10,7 @@ written in proportion to the MB the copy reads (the probe's larger copies pay mo
          after it; a chunk with more than cap MB touched after it costs nothing
 
 Rows (the mean of the probe's runs): the copy after each stack layer against the copy after the GEMM alone. k is the
-least-squares slope; rho, gamma and cap come from a grid of values.
+least-squares slope; rho, gamma and cap (at most the L2) come from a grid of values.
 
   scripts/l2_copy_law.py GPU CSV [CSV ...] [--write DATE] [--check]
 
@@ -26,7 +26,10 @@ from step_op_bytes import layer_ops, ops_mb
 
 RHO = (10, 16, 20, 25, 30, 40, 50, 60, 80)
 GAMMA = (0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
-CAP = (30, 40, 50, 60, 70, 80, 100, 150)
+# A write with more than an L2 of traffic after it has left it before the copy starts: the cap stays within the
+# H200's 60 MiB. (The probe alone does not bound it, its GEMM reading 134 MB before the q prep; a cap past the L2
+# lets the copy of the layer before, past a 16-head attention, count as dirty in L2.)
+CAP = (30, 35, 40, 45, 50, 55, 60)
 # The probe's stack: 128 heads; its GEMM is the layer's at 16 requests (scripts/l2_carry_probe.py).
 STACK = {"workload": {"heads": 128, "batch": {"context": 2048}, "page_size": 64}, "copy_mb": 16}
 GEMM_REQUESTS = 16
