@@ -75,8 +75,7 @@ const ParamSlot kSlots[] = {
     {"l2_copy_prior_writes_us_per_mb_per_copy_mb", &CostParams::l2_copy_prior_writes_us_per_mb_per_copy_mb, nullptr, 0,
      kInf, false, ">= 0", false},
     {"l2_copy_prior_writes_rho_mb", &CostParams::l2_copy_prior_writes_rho_mb, nullptr, 0, kInf, false, ">= 0", false},
-    {"l2_copy_prior_writes_gamma", &CostParams::l2_copy_prior_writes_gamma, nullptr, 0, 16, false, "in [0, 16]",
-     false},
+    {"l2_copy_prior_writes_gamma", &CostParams::l2_copy_prior_writes_gamma, nullptr, 0, 16, false, "in [0, 16]", false},
     {"l2_copy_prior_writes_cap_mb", &CostParams::l2_copy_prior_writes_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
 };
 

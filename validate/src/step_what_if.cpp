@@ -568,7 +568,8 @@ std::string weigh_prior_writes(std::vector<DecodeStep>& edited, const std::vecto
       why_not.empty() ? apply_prior_writes(edited, before, l2, 1.0, writeback, writeback) : PriorWritesChange{};
   const double steps = static_cast<double>(edited.size());
   std::vector<std::string> parts;
-  if (!why_not.empty()) parts.push_back(fmt::format("the stage-1 kernels after keep their measured times ({})", why_not));
+  if (!why_not.empty())
+    parts.push_back(fmt::format("the stage-1 kernels after keep their measured times ({})", why_not));
   if (c.changed > 0) {
     const double n = c.changed;
     const std::string law = l2.law_of(0).known()
@@ -1228,10 +1229,10 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
             ratio_sum / scaled_runs, scaled_runs, short_name(reference), reference_mb,
             scaled_runs < runs ? fmt::format(" ({} runs without one keep the stream cost)", runs - scaled_runs)
                                : std::string());
-      did = fmt::format("{} runs per step fused into one kernel of {:.2f} us each{}; {}",
-                        runs / static_cast<int>(w.after.size()), fused_sum / runs, costed,
-                        weigh_prior_writes(w.after, prior, copies, l2, writeback_under(running), context,
-                                           law_note(e.text)));
+      did = fmt::format(
+          "{} runs per step fused into one kernel of {:.2f} us each{}; {}", runs / static_cast<int>(w.after.size()),
+          fused_sum / runs, costed,
+          weigh_prior_writes(w.after, prior, copies, l2, writeback_under(running), context, law_note(e.text)));
       did += e.bytes ? band_note("fuse") : "; a fused kernel of the time given: its error is the time's";
     } else if (e.kind == StepEdit::Kind::remove) {
       const StepSelector match(e.selectors);
@@ -1244,10 +1245,10 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
         sites.remove[i] += gone;
       }
       if (removed == 0) bad_edit(e.text, "matches no kernel of the trace");
-      did = fmt::format("{} kernels per step removed; {}{}", removed / static_cast<int>(w.after.size()),
-                        weigh_prior_writes(w.after, prior, copies, l2, writeback_under(running), context,
-                                           law_note(e.text)),
-                        band_note("remove"));
+      did = fmt::format(
+          "{} kernels per step removed; {}{}", removed / static_cast<int>(w.after.size()),
+          weigh_prior_writes(w.after, prior, copies, l2, writeback_under(running), context, law_note(e.text)),
+          band_note("remove"));
     } else {
       for (DecodeStep& s : w.after)
         for (size_t i = 1; i < s.kernels.size(); ++i) s.kernels[i].gap_us = *e.us;
