@@ -151,7 +151,12 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_copylaw/b64_ctx2048",
                                                    "h200/step_copylaw/b40_ctx4096",
                                                    "h200/step_copylaw/b24_ctx8192",
-                                                   "h200/step_copylaw/fp8_b56_ctx2048"};
+                                                   "h200/step_copylaw/fp8_b56_ctx2048",
+                                                   "h200/step_copylaw2/b52_ctx2048",
+                                                   "h200/step_copylaw2/b36_ctx4096",
+                                                   "h200/step_copylaw2/b44_ctx4096",
+                                                   "h200/step_copylaw2/fp8_b40_ctx2048",
+                                                   "h200/step_copylaw2/h16_fp8_b16_ctx2048"};
   return folders;
 }
 
