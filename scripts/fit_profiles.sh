@@ -21,7 +21,8 @@
 #      the reduce's residency read off our timelines (docs/validation.md section 7.1), which does: the H200's fit
 #      (3) runs with it, the H100's was made before it was measured and carries it as measured since; then the
 #      kernel classes' L2 write-back exposure, fitted by scripts/l2_writeback_fit.py to the profiles of (1) to (4);
-#      the H200's class and copy prior-writes laws (scripts/l2_batch_law.py, scripts/l2_copy_law.py); and last the model's error on the ratio of two plans, per class, over sessions no fit took as input;
+#      the H200's class and copy prior-writes laws (scripts/l2_batch_law.py, scripts/l2_copy_law.py); and last the
+#      model's error on the ratio of two plans, per class, over sessions no fit took as input;
 #   6. mi355x: the public MI355X rows (no MI355X sweep is published: the curve's knee is the H100's, assumed).
 # Usage: scripts/fit_profiles.sh [MLASIM_BINARY] [DATE]
 set -euo pipefail

@@ -361,9 +361,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cycles", type=int, default=40)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--set", choices=("carry", "neighbours", "order", "grid", "writeback", "follower", "batch",
-                                          "copybatch"),
-                    default="carry")
+    ap.add_argument("--set", default="carry",
+                    choices=("carry", "neighbours", "order", "grid", "writeback", "follower", "batch", "copybatch"))
     ap.add_argument("--follower", default="attn:16:4096:aiter-v1",
                     help="the attention of --set grid; a comma list for --set writeback")
     ap.add_argument("--gpu", default="h100", help="the GPU profile our attention's plans are made for")
