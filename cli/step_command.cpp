@@ -233,6 +233,8 @@ void run_step(const StepCommandOptions& o) {
                                 {"ran_us", c.ran_us},
                                 {"next_us", c.next_us},
                                 {"ratio", c.ratio()},
+                                {"offset_carry", c.offset_carry},
+                                {"ran_kernel_class", c.ran_class},
                                 {"l2_carry", c.carry_known ? nlohmann::json{{"dirty_ran_mb", c.dirty_ran_mb},
                                                                             {"dirty_next_mb", c.dirty_next_mb},
                                                                             {"reread_missed_ran_mb", c.missed_ran_mb},

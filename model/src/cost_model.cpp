@@ -107,6 +107,7 @@ const ClassSlot kClassSlots[] = {
     {"prior_writes_rho_mb", &KernelClassParams::prior_writes_rho_mb, 0, kInf, false, ">= 0", false},
     {"prior_writes_gamma", &KernelClassParams::prior_writes_gamma, 0, 16, false, "in [0, 16]", false},
     {"prior_writes_cap_mb", &KernelClassParams::prior_writes_cap_mb, 0, kInf, false, ">= 0", false},
+    {"policy_offset_carry", &KernelClassParams::policy_offset_carry, 0, 1, false, "in [0, 1]", false},
 };
 
 // A class key split into its class and field; nullopt when `key` has no '.'.
@@ -197,6 +198,7 @@ KernelClassParams CostParams::resolved(KernelClassId id) const {
   fill(c.prior_writes_rho_mb, 0.0);
   fill(c.prior_writes_gamma, 0.0);
   fill(c.prior_writes_cap_mb, 0.0);
+  fill(c.policy_offset_carry, 1.0);
   return c;
 }
 

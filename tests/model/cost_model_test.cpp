@@ -96,9 +96,9 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_copy_prior_writes_cap_mb"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
-  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 14 * kernel_classes().size());
+  ASSERT_EQ(all.size(), global_cost_param_keys().size() + 15 * kernel_classes().size());
   EXPECT_EQ(all[global_cost_param_keys().size()], "portable-bf16.t_fix_us");
-  EXPECT_EQ(all.back(), "grid-nonpersistent.prior_writes_cap_mb");
+  EXPECT_EQ(all.back(), "grid-nonpersistent.policy_offset_carry");
 }
 
 TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
@@ -112,6 +112,7 @@ TEST(CostModel, ClassParametersFallBackToTheGlobalOnes) {
   EXPECT_DOUBLE_EQ(fp8.t_pass_us, 0);
   EXPECT_DOUBLE_EQ(fp8.reread_fraction, 1);
   EXPECT_DOUBLE_EQ(fp8.grid_stream_factor, 1);
+  EXPECT_DOUBLE_EQ(fp8.policy_offset_carry, 1);  // a policy edit's ratio, unless measured otherwise
   EXPECT_DOUBLE_EQ(p.resolved(KernelClassId::wgmma_bf16).t_fix_us, 7);
   p.grid_stream_factor = 1.1;
   set_cost_param(p, "portable-fp8.grid_stream_factor", 0.9);

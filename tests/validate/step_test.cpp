@@ -380,6 +380,29 @@ TEST_F(StepEdits, APolicyEditScalesTheAttentionByTheModelsRatio) {
   EXPECT_NEAR(u.after_summary.time_us, 2 * (96.0 - 56 + 56 * unsplit_r + unsplit_carry) + 11, 1e-9);
 }
 
+// The class of the plan that ran carries the measured attention's excess over its predicted time to the new plan in
+// the share policy_offset_carry of the ratio: 1 is the ratio, 0 the new plan's predicted time whatever was
+// measured, between the two a mix; the edit's line and figures say so.
+TEST_F(StepEdits, APolicyEditCarriesTheAttentionsExcessInItsClasssShare) {
+  sim::WorkloadContext ctx = h100_context();
+  const std::string ran = "aiter-v1:max_split_per_batch=2";
+  const double r = device_us("aiter-v1", ctx) / device_us(ran, ctx), next = device_us("aiter-v1", ctx);
+  const auto attention = [&](double carry) {
+    set_cost_param(ctx.params, "wgmma-bf16-pair.policy_offset_carry", carry);
+    const StepWhatIf s = apply({"policy=aiter-v1"}, &ctx, ran);
+    EXPECT_EQ(s.policy_changes.size(), 1u);
+    EXPECT_DOUBLE_EQ(s.policy_changes.at(0).offset_carry, carry);
+    EXPECT_EQ(s.policy_changes.at(0).ran_class, "wgmma-bf16-pair");
+    EXPECT_EQ(s.notes.at(0).find("policy_offset_carry") != std::string::npos, carry != 1) << s.notes.at(0);
+    return s.after_summary.class_us.at("mla_stage1") + s.after_summary.class_us.at("mla_reduce");
+  };
+  ASSERT_EQ(sim::evaluate(ran, ctx).prediction->metrics.kernel_class, "wgmma-bf16-pair");
+  EXPECT_NEAR(attention(1), 2 * 56.0 * r, 1e-9);  // two layers of 56 us measured
+  EXPECT_NEAR(attention(0), 2 * next, 1e-9);
+  EXPECT_NEAR(attention(0.25), 2 * (0.75 * next + 0.25 * 56.0 * r), 1e-9);
+  EXPECT_THROW(set_cost_param(ctx.params, "wgmma-bf16-pair.policy_offset_carry", 1.5), InputError);
+}
+
 // The kernel after each layer's attention (here the GEMM) writes back what the attention left dirty in L2: a plan
 // with more partials leaves more, and the GEMM takes that much longer; every other kernel keeps its time.
 TEST_F(StepEdits, TheKernelAfterTheAttentionTakesTheL2CarryOver) {

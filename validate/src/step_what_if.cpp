@@ -294,7 +294,15 @@ struct PolicyChange {
   sim::L2Dirty dirty_ran, dirty_next;  // what each plan leaves dirty in L2 (all zero: no carry-over measured)
   double carry_us = 0;                 // the next kernel's extra time under the new plan over the one that ran
   bool same = false;                   // the two are one plan (same_plan)
+  // The share of the ratio's carry of the measured attention's excess over ran_us (the ran plan's class's
+  // policy_offset_carry): 1, the measured attention times the ratio; 0, next_us.
+  double offset_carry = 1;
   double ratio() const { return next_us / ran_us; }
+  // A layer's new attention from its measured one: next_us plus offset_carry of the ratio's share of the excess,
+  // (1 - k) next_us + k r measured.
+  double attention(double measured_us) const {
+    return (1 - offset_carry) * next_us + offset_carry * ratio() * measured_us;
+  }
 };
 
 double device_us(const sim::Evaluation& e, const sim::WorkloadContext& ctx) {
@@ -313,16 +321,18 @@ PolicyChange policy_change(const sim::Evaluation& ran, const sim::Evaluation& ne
                  0.0};
   c.carry_us = sim::l2_carry_us(c.dirty_next, carry) - sim::l2_carry_us(c.dirty_ran, carry);
   c.same = same_plan(ran, next);
+  if (const auto cls = parse_kernel_class(c.ran.kernel_class))
+    c.offset_carry = ctx.params.resolved(*cls).policy_offset_carry;
   return c;
 }
 
-// Each layer's stage 1 and the reduce that follows it (before the next stage 1), scaled by the model's ratio. The
+// Each layer's stage 1 and the reduce that follows it (before the next stage 1), scaled by the model's ratio (the
+// part beyond the plan's predicted time in the share PolicyChange::offset_carry, the rest as predicted). The
 // kernels between the two keep their places; a reduce the new plan does not need goes, with its launch gap; one it
 // newly needs follows stage 1 after the step's median launch gap. The first kernel after each layer's attention
 // takes the change of the L2 carry-over (sim/l2_carry.h): the dirty bytes it writes back, more of them after a
 // plan with more partials. Returns the layers; `followers` counts the kernels that took the carry-over.
 int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers, const OpBytesRules* ops, int requests) {
-  const double r = c.ratio();
   const bool next_reduces = c.next.num_partials > 0;
   const double stage1_share = c.next_us > 0 ? std::min(1.0, c.next.stage1_us / c.next_us) : 1.0;
   const double launch_gap = median_gap(s);
@@ -349,7 +359,7 @@ int apply_policy(DecodeStep& s, const PolicyChange& c, int& followers, const OpB
       }
     const bool reduced = reduce_at < s.kernels.size();
     StepKernel stage1 = s.kernels[i];
-    const double attention = (stage1.exposed_us + (reduced ? s.kernels[reduce_at].exposed_us : 0.0)) * r;
+    const double attention = c.attention(stage1.exposed_us + (reduced ? s.kernels[reduce_at].exposed_us : 0.0));
     stage1.exposed_us = next_reduces ? attention * stage1_share : attention;
     out.push_back(stage1);
     if (next_reduces && !reduced)
@@ -966,7 +976,8 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
                : "";
   };
   // A policy edit's stage 1s pay the write-back of what the ops before them left dirty under the new plan; the
-  // measured ones paid it under the plan that ran, and the ratio scaled that with them. Says what it did.
+  // measured ones paid it under the plan that ran, and the ratio scaled that with them (in the share the attention
+  // carries, PolicyChange::offset_carry). Says what it did.
   const auto weigh_policy_writeback = [&](const std::string& next_policy, const auto& by_batch,
                                           const std::vector<std::vector<PriorWrites>>& prior_ran) -> std::string {
     std::string why_not = l2.writeback.known() ? l2_not_weighed(l2, context)
@@ -974,9 +985,11 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
     if (!why_not.empty())
       return fmt::format("; the write-back of what the ops before each stage 1 left dirty in L2 is not weighed ({})",
                          why_not);
-    const PriorWritesChange c =
-        apply_prior_writes(w.after, prior_ran, l2, 0.0, writeback_under(running), writeback_under(next_policy),
-                           [&](size_t i) { return by_batch.at(batch_key[i]).ratio(); });
+    const PriorWritesChange c = apply_prior_writes(w.after, prior_ran, l2, 0.0, writeback_under(running),
+                                                   writeback_under(next_policy), [&](size_t i) {
+                                                     const PolicyChange& pc = by_batch.at(batch_key[i]);
+                                                     return pc.offset_carry * pc.ratio();
+                                                   });
     const double steps = static_cast<double>(w.after.size());
     std::string out;
     if (c.changed > 0) {
@@ -1064,15 +1077,20 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
           did += fmt::format("{}{} {:.2f} us ({}) -> {:.2f} us ({}), ratio {:.3f}", sep,
                              by_batch.size() > 1 ? fmt::format(" at {}:", batch) : std::string(), c.ran_us, running,
                              c.next_us, e.policy, c.ratio());
+          if (c.offset_carry != 1)
+            did += fmt::format(
+                " (the measured attention's excess over {:.2f} us carried at {:.2f} of the ratio, {}"
+                ".policy_offset_carry)",
+                c.ran_us, c.offset_carry, c.ran.kernel_class);
           if (carry.known())
             did += fmt::format(", L2 left dirty {:.1f} -> {:.1f} MB: the next kernel {:+.2f} us",
                                c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb, c.carry_us);
         }
         sep = ";";
         w.policy_changes.push_back({e.text, running, e.policy, w.step_requests[first], batch, c.ran_us, c.next_us,
-                                    carry.known(), c.dirty_ran.end_dirty_mb, c.dirty_next.end_dirty_mb,
-                                    c.dirty_ran.reread_missed_mb, c.dirty_next.reread_missed_mb, c.carry_us, "", 0.0,
-                                    0});
+                                    c.offset_carry, c.ran.kernel_class, carry.known(), c.dirty_ran.end_dirty_mb,
+                                    c.dirty_next.end_dirty_mb, c.dirty_ran.reread_missed_mb,
+                                    c.dirty_next.reread_missed_mb, c.carry_us, "", 0.0, 0});
         figure_keys.push_back(key);
       }
       if (!listed) {

@@ -15,8 +15,8 @@ namespace mlasim {
 // What one kernel class costs on one GPU. A value left NaN ("not set") falls back to the value in effect of the
 // class it is cut from (KernelClass::params_from), where it has one; else to the global parameter of the same
 // meaning (t_fix_us, beta_cu_gbps, matrix_efficiency, grid_stream_factor, bw_knee); t_pass_us falls back to 0,
-// reread_fraction to 1, page_copy_us, writeback_exposure, writeback_share_floor and the prior_writes_* to 0.
-// Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
+// reread_fraction and policy_offset_carry to 1, page_copy_us, writeback_exposure, writeback_share_floor and the
+// prior_writes_* to 0. Profile keys: "<class name>.<field>", e.g. "wgmma-fp8.t_pass_us".
 struct KernelClassParams {
   double t_fix_us = kUnset;               // fixed part of one work (prologue, Q staging, epilogue)
   double t_pass_us = kUnset;              // fixed part of each pass over the KV (Q staging and merge of a pass)
@@ -43,6 +43,11 @@ struct KernelClassParams {
   double prior_writes_rho_mb = kUnset;
   double prior_writes_gamma = kUnset;
   double prior_writes_cap_mb = kUnset;
+  // How much of a step's measured attention beyond the model's time for the plan that ran a policy edit of
+  // `mlasim step` carries to the new plan (docs/step.md §3): 1 in proportion to the two plans' times (the model's
+  // ratio applied to the measured attention), 0 none (the new plan's own predicted time). A class whose plan that ran
+  // is predicted short in isolation where the new one is not passes that error on with the ratio.
+  double policy_offset_carry = kUnset;
   static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 };
 

@@ -77,6 +77,10 @@ struct PolicyChangeFigures {
   std::string batch;                          // the batch, as the edit's line names it ("16 requests", ...)
   double ran_us = 0, next_us = 0;             // each plan's kernels as a trace times them
   double ratio() const { return ran_us > 0 ? next_us / ran_us : 0.0; }
+  // The share of the ratio's carry of the measured attention's excess over ran_us that the new attention takes
+  // (the ran plan's class's policy_offset_carry): 1, the measured attention times the ratio; 0, next_us.
+  double offset_carry = 1;
+  std::string ran_class;     // the kernel class of the plan that ran, whose policy_offset_carry that is
   bool carry_known = false;  // whether the profile measured the L2 carry-over (else the next figures are 0)
   double dirty_ran_mb = 0, dirty_next_mb = 0;    // what each plan leaves dirty in L2 when it ends
   double missed_ran_mb = 0, missed_next_mb = 0;  // partials each plan's reduce reads after stage 1 pushed them out
