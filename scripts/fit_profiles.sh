@@ -66,7 +66,7 @@ fit() {  # profile-in campaign stream out free [extra args]
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Copies into FILE the parameters of the committed profile G whose names start with a PREFIX (measured by their own
-# probes, not by these fits).
+# probes, not by these fits), or end with one that starts with '.' (a field of every class).
 carry_measured() {  # G FILE PREFIX...
   local g=$1 file=$2
   shift 2
@@ -75,7 +75,7 @@ import json, sys
 old, path, prefixes = json.load(sys.stdin), sys.argv[1], tuple(sys.argv[2:])
 new = json.load(open(path))
 for k, v in old["params"].items():
-    if k.startswith(prefixes):
+    if k.startswith(prefixes) or any(p.startswith(".") and k.endswith(p) for p in prefixes):
         new["params"][k] = v
 open(path, "w").write(json.dumps(new, indent=2) + "\n")' "$file" "$@"
 }
@@ -120,8 +120,10 @@ cp data/gpus/h100.json "$tmp/h100.main.json"
 "$bin" calibrate --gpu data/gpus/h100.json --measurements $m/h100/campaign_sparse-v1_693ad4d.csv \
   --free gather_extra_read --holdout-every 2 --date "$date" --out data/gpus/h100.json
 for g in h100 h200; do
+  # The classes' policy_offset_carry was chosen on the step runs' predictions (docs/step.md section 7): after a
+  # refit, scripts/step_attention_forms.py says whether it still holds.
   carry_measured $g data/gpus/$g.json l2_carry_ stream_kernel_ stream_write_ events_ l2_prior_writes_ \
-    reduce_blocks_per_cu reduce_wide_blocks_per_cu
+    reduce_blocks_per_cu reduce_wide_blocks_per_cu .policy_offset_carry
   python3 - "$tmp/$g.main.json" data/gpus/$g.json <<'PY'
 import json, sys
 main, new = (json.load(open(f)) for f in sys.argv[1:3])
