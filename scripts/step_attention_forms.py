@@ -106,7 +106,7 @@ def main():
                  "cls": (gpu, change["ran_kernel_class"]),
                  "b": attention_per_layer(edited["measured"], layers), "e": attention_per_layer(edited["edited"], layers),
                  "a": attention_per_layer(after, layers), "ran": change["ran_us"], "new": change["next_us"],
-                 "ratio": change["ratio"], "predicted_us": p["predicted_us"], "measured_us": p["measured_us"],
+                 "ratio": change["ratio"], "predicted_us": edited["edited"]["step_us"], "measured_us": p["measured_us"],
                  "before_us": p["before_us"]}
             x["writeback"] = x["e"] - x["b"] * change["ratio"]  # what `mlasim step` adds beside the ratio
             edits.append(x)
