@@ -156,7 +156,12 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_copylaw2/b36_ctx4096",
                                                    "h200/step_copylaw2/b44_ctx4096",
                                                    "h200/step_copylaw2/fp8_b40_ctx2048",
-                                                   "h200/step_copylaw2/h16_fp8_b16_ctx2048"};
+                                                   "h200/step_copylaw2/h16_fp8_b16_ctx2048",
+                                                   "h200/step_fp8_carry/fp8_b16_ctx8192",
+                                                   "h200/step_fp8_carry/fp8_b28_ctx4096",
+                                                   "h200/step_fp8_carry/fp8_b36_ctx2048",
+                                                   "h200/step_fp8_carry/fp8_b24_ctx8192",
+                                                   "h200/step_fp8_carry/fp8_b52_ctx2048"};
   return folders;
 }
 
