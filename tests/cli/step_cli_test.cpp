@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -363,6 +364,49 @@ TEST(StepCli, TheEditsBandInJsonAndText) {
                                    "(--op-bytes), which weigh the attention after)"}));
   // A gap edit alone has no band and no basis.
   EXPECT_TRUE(step_json("--trace " + trace + " --edit gaps=0.5")["band"].is_null());
+}
+
+// The measured steps' spread: its mean's interval in JSON, text and CSV, and whether traces as long tell the
+// predicted change to +-5 % (the H100's interleaved run: 50 steps of one batch; its mixed trace three batches).
+TEST(StepCli, TheSpreadSaysHowPreciselyTheTraceMeasuresAChange) {
+  const std::string trace =
+      std::string(MLASIM_DATA_DIR) + "/measurements/h100/step_interleaved/run1/before.json.gz" + kStepWorkload;
+  const nlohmann::json j = step_json("--trace " + trace + " --edit policy=fixed:splits=4");
+  const nlohmann::json& s = j["spread"];
+  double sum = 0, squares = 0;
+  for (const auto& step : j["steps"]) sum += step["measured_us"].get<double>();
+  const double n = static_cast<double>(j["steps"].size()), mean = sum / n;
+  for (const auto& step : j["steps"]) squares += std::pow(step["measured_us"].get<double>() - mean, 2);
+  EXPECT_EQ(s["steps"], j["steps"].size());
+  EXPECT_EQ(s["batches"], 1);
+  EXPECT_NEAR(s["sd_us"].get<double>(), std::sqrt(squares / (n - 1)), 1e-6);
+  EXPECT_NEAR(s["mean_ci95_us"].get<double>(), 1.96 * s["sd_us"].get<double>() / std::sqrt(n), 1e-6);
+  // A change of some 40 % is told to +-5 % by as many steps again.
+  EXPECT_TRUE(s["steps_to_confirm_5pct"].get<long long>() <= s["steps"].get<long long>()) << s;
+  const CliResult text = run_cli("step --trace " + trace + " --edit policy=fixed:splits=4");
+  EXPECT_NE(text.out.find(fmt::format("spread  a step's sd {:.2f} us about its batch's mean ({} steps, 1 batch)",
+                                      s["sd_us"].get<double>(), s["steps"].get<int>())),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("(95 %, at this trace's spread): enough\n"), std::string::npos) << text.out;
+  // No edit: the spread, and nothing to confirm.
+  const CliResult bare = run_cli("step --trace " + trace);
+  EXPECT_NE(bare.out.find("spread  "), std::string::npos);
+  EXPECT_EQ(bare.out.find("confirm "), std::string::npos);
+  EXPECT_TRUE(step_json("--trace " + trace)["spread"]["steps_to_confirm_5pct"].is_null());
+  EXPECT_NE(run_cli("step --trace " + trace + " --format csv")
+                .out.find(fmt::format("step_mean_ci95_us,{},\n", s["mean_ci95_us"].get<double>())),
+            std::string::npos);
+  // A mixed trace: each batch about its own mean.
+  const nlohmann::json mixed = step_json("--trace " + std::string(MLASIM_DATA_DIR) +
+                                         "/measurements/h100/step_interleaved/run1/mixed_a.json.gz" + kStepWorkload);
+  EXPECT_EQ(mixed["spread"]["batches"], 3);
+  EXPECT_LT(mixed["spread"]["sd_us"].get<double>(), 0.05 * mixed["measured"]["step_us"].get<double>());
+  // A change finer than the trace resolves asks for more steps (a gap edit of 0.001 us a gap).
+  const CliResult fine = run_cli(
+      "step --trace " + trace + " --edit gaps=" +
+      fmt::format("{}", j["measured"]["gaps_us"].get<double>() / (j["measured"]["kernels"].get<double>() - 1) + 0.001));
+  EXPECT_NE(fine.out.find("take at least "), std::string::npos) << fine.out;
 }
 
 TEST(StepCli, TheTraceReadsAsEightLayersOfOurStack) {
