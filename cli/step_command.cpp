@@ -19,7 +19,6 @@
 #include "mlasim/sim/plan_text.h"
 #include "mlasim/validate/kernel_trace.h"
 #include "mlasim/validate/step_analysis.h"
-#include "mlasim/validate/step_spread.h"
 #include "mlasim/validate/step_what_if.h"
 #include "output.h"
 #include "workload_options.h"
@@ -65,31 +64,6 @@ nlohmann::json metadata_json(const validate::MetadataBuild& b) {
 std::string change(double before, double after) {
   if (before <= 0) return "";
   return fmt::format("{:+.1f} %", (after / before - 1) * 100);
-}
-
-// The measured steps' spread, each step's batch its key: the file's entry where the user gave each step's batch (steps
-// of equal entries share a key), else the step's requests.
-validate::StepSpread measured_spread(const validate::StepWhatIf& w, const validate::StepBatches* batches) {
-  std::vector<double> times;
-  std::vector<long long> keys;
-  const std::vector<int> first_equal = batches ? validate::first_equal_entries(*batches) : std::vector<int>();
-  for (size_t i = 0; i < w.before.size(); ++i) {
-    times.push_back(w.before[i].time_us());
-    keys.push_back(batches ? first_equal.at(static_cast<size_t>(w.before[i].index)) : w.step_requests[i]);
-  }
-  return validate::step_spread(times, keys);
-}
-
-// Whether traces as long as this one can confirm the edits' predicted change to ±5 %: "" without an edit or a change.
-std::string confirm_line(const validate::StepSpread& s, double change_us) {
-  if (change_us == 0 || s.mean_ci95_us <= 0) return "";
-  const double tolerance = 0.05 * std::abs(change_us);
-  const std::optional<long long> need = validate::steps_to_resolve(s, tolerance);
-  return fmt::format(
-      "confirm +-5 % of the predicted change ({:+.2f} us) is +-{:.2f} us; {} steps before and {} after measure the "
-      "change to +-{:.2f} us (95 %, at this trace's spread): {}\n",
-      change_us, tolerance, s.steps, s.steps, s.change_ci95_us(),
-      need && *need > s.steps ? fmt::format("take at least {} steps of each", *need) : std::string("enough"));
 }
 
 // Steps whose launch grid (the rules' batch_from) gives another count than their entry of the step batches: the file's
@@ -187,12 +161,8 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
   line("attention share", b.attention_share() * 100, f.attention_share() * 100, " %");
   line("ITL (ms)", b.time_us / 1e3, f.time_us / 1e3, "");
   line("tokens/s", tokens_per_s(w.tokens_per_step, b.time_us), tokens_per_s(w.tokens_per_step, f.time_us), "");
-  const validate::StepSpread spread = measured_spread(w, batches);
-  if (spread.mean_ci95_us > 0)
-    out += fmt::format(
-        "spread  a step's sd {:.2f} us about its batch's mean ({} steps, {} batch{}): the measured mean "
-        "{:.2f} +-{:.2f} us (95 %)\n",
-        spread.sd_us, spread.steps, spread.batches, spread.batches == 1 ? "" : "es", b.time_us, spread.mean_ci95_us);
+  if (const std::string spread = validate::spread_text(w.measured_spread, b.time_us); !spread.empty())
+    out += "spread  " + spread + "\n";
   if (edited) {
     out += fmt::format("\nuplift  {:.3f}x step time ({:+.1f} % tokens/s)\n", w.speedup(), (w.speedup() - 1) * 100);
     if (const auto band = w.band_range()) {
@@ -203,7 +173,8 @@ std::string text_report(const validate::StepAnalysis& a, const validate::StepWha
     } else if (!w.band_basis.empty()) {
       out += fmt::format("band    none: {}\n", w.band_basis);
     }
-    out += confirm_line(spread, f.time_us - b.time_us);
+    if (const std::string confirm = validate::confirm_text(w.measured_spread, f.time_us - b.time_us); !confirm.empty())
+      out += "confirm " + confirm + "\n";
     out += "edits\n";
     for (const std::string& n : w.notes) out += "  " + n + "\n";
   }
@@ -286,7 +257,7 @@ void run_step(const StepCommandOptions& o) {
               {"basis", w.band_basis},       {"other_edits", w.other_edits()}, {"not_in_it", w.unbanded_edits}};
     else if (!w.band_basis.empty())
       band = {{"half_width_us", nullptr}, {"basis", w.band_basis}};
-    const validate::StepSpread spread = measured_spread(w, batches ? &*batches : nullptr);
+    const validate::StepSpread& spread = w.measured_spread;
     const double change_us = w.after_summary.time_us - w.before_summary.time_us;
     const std::optional<long long> need =
         o.edits.empty() ? std::nullopt : validate::steps_to_resolve(spread, 0.05 * std::abs(change_us));
@@ -335,7 +306,7 @@ void run_step(const StepCommandOptions& o) {
     row("kernels", w.before_summary.kernels, w.after_summary.kernels);
     row("tokens_per_s", tokens_per_s(w.tokens_per_step, w.before_summary.time_us),
         tokens_per_s(w.tokens_per_step, w.after_summary.time_us));
-    const validate::StepSpread spread = measured_spread(w, batches ? &*batches : nullptr);
+    const validate::StepSpread& spread = w.measured_spread;
     csv += fmt::format("step_sd_us,{},\nstep_mean_ci95_us,{},\n", spread.sd_us, spread.mean_ci95_us);
     write_stdout(csv);
   }

@@ -261,6 +261,12 @@ QString StepView::summary() const {
          (unbanded.isEmpty() ? QString() : tr("; not in it: %1").arg(unbanded.join(QStringLiteral(", "))));
   else if (!what_if_->band_basis.empty())
     s += tr("\nno band: %1").arg(QString::fromStdString(what_if_->band_basis));
+  // How precisely the trace measures its step, and whether traces as long confirm the predicted change to +-5 %.
+  if (const std::string spread = validate::spread_text(what_if_->measured_spread, b.time_us); !spread.empty())
+    s += tr("\nspread: %1").arg(QString::fromStdString(spread));
+  if (!what_if_->notes.empty())
+    if (const std::string c = validate::confirm_text(what_if_->measured_spread, a.time_us - b.time_us); !c.empty())
+      s += tr("\nconfirm: %1").arg(QString::fromStdString(c));
   for (const std::string& n : what_if_->notes) s += QStringLiteral("\n") + QString::fromStdString(n);
   return s;
 }

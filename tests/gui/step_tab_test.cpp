@@ -64,6 +64,15 @@ class StepTabTest : public QObject {
     // The CLI's prediction of this edit on this trace (mlasim step with the scenario's workload, without --op-bytes).
     QVERIFY(std::abs(view->what_if()->after_summary.time_us - 1214.15) < 0.01);
     QVERIFY(view->summary().contains(QStringLiteral("policy=fixed:splits=4")));
+    // The trace's spread and whether traces as long confirm the change, as the CLI's spread and confirm lines say.
+    const validate::StepSpread& spread = view->what_if()->measured_spread;
+    QVERIFY(spread.mean_ci95_us > 0);
+    QVERIFY2(
+        view->summary().contains(QStringLiteral("\nspread: ") + QString::fromStdString(validate::spread_text(
+                                                                    spread, view->what_if()->before_summary.time_us))),
+        qPrintable(view->summary()));
+    QVERIFY2(view->summary().contains(QStringLiteral("\nconfirm: +-5 % of the predicted change")),
+             qPrintable(view->summary()));
     // The policy edit's 90 % band, from the H100 profile's held-out ratio error of the 128-head class.
     QVERIFY(view->what_if()->band_us.has_value());
     QVERIFY2(view->summary().contains(

@@ -1,5 +1,7 @@
 #include "mlasim/validate/step_spread.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -53,6 +55,25 @@ std::optional<long long> steps_to_resolve(const StepSpread& s, double tolerance_
   // The change's half width shrinks as 1/sqrt(steps): it is change_ci95_us() at s.steps.
   const double ratio = s.change_ci95_us() / tolerance_us;
   return static_cast<long long>(std::ceil(s.steps * ratio * ratio));
+}
+
+std::string spread_text(const StepSpread& s, double mean_us) {
+  if (s.mean_ci95_us <= 0) return "";
+  return fmt::format(
+      "a step's sd {:.2f} us about its batch's mean ({} steps, {} batch{}): the measured mean {:.2f} "
+      "+-{:.2f} us (95 %)",
+      s.sd_us, s.steps, s.batches, s.batches == 1 ? "" : "es", mean_us, s.mean_ci95_us);
+}
+
+std::string confirm_text(const StepSpread& s, double change_us) {
+  if (change_us == 0 || s.mean_ci95_us <= 0) return "";
+  const double tolerance = 0.05 * std::abs(change_us);
+  const std::optional<long long> need = steps_to_resolve(s, tolerance);
+  return fmt::format(
+      "+-5 % of the predicted change ({:+.2f} us) is +-{:.2f} us; {} steps before and {} after measure the change to "
+      "+-{:.2f} us (95 %, at this trace's spread): {}",
+      change_us, tolerance, s.steps, s.steps, s.change_ci95_us(),
+      need && *need > s.steps ? fmt::format("take at least {} steps of each", *need) : std::string("enough"));
 }
 
 }  // namespace mlasim::validate

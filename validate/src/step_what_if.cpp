@@ -1291,6 +1291,15 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
             : PolicyPart::unknown;
   if (context.workload)
     band_of_fuse_and_remove(w, context.workload->gpu, sites, policy, shapes, context.op_bytes != nullptr);
+  // How precisely the trace measures its mean step: each step about its own batch's mean (the plans' key, else the
+  // launch grid's count).
+  std::vector<double> times;
+  std::vector<long long> keys;
+  for (size_t i = 0; i < w.before.size(); ++i) {
+    times.push_back(w.before[i].time_us());
+    keys.push_back(batch_key.empty() ? w.before[i].batch : batch_key[i]);
+  }
+  w.measured_spread = step_spread(times, keys);
   return w;
 }
 

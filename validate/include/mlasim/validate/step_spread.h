@@ -8,6 +8,7 @@
 //   s.mean_ci95_us;                       // the measured mean's 95 % half width
 //   steps_to_resolve(s, 0.05 * change);   // steps before and after that tell the change to ±5 %
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace mlasim::validate {
@@ -29,5 +30,12 @@ StepSpread step_spread(const std::vector<double>& times_us, const std::vector<lo
 // Steps (each, before and after) for a change's 95 % half width to be within `tolerance_us`, at this trace's spread
 // and mix of batches; nullopt where the tolerance is not above 0 or the trace has no spread to go by.
 std::optional<long long> steps_to_resolve(const StepSpread& s, double tolerance_us);
+
+// What the text report and the explorer print: the spread and the mean's interval ("a step's sd 3.19 us about its
+// batch's mean (50 steps, 1 batch): the measured mean 770.94 +-0.89 us (95 %)"), and whether traces as long as this
+// one confirm a predicted change of `change_us` to +-5 % ("... : enough", or how many steps it takes). "" where the
+// trace has no spread to go by, or there is no change.
+std::string spread_text(const StepSpread& s, double mean_us);
+std::string confirm_text(const StepSpread& s, double change_us);
 
 }  // namespace mlasim::validate

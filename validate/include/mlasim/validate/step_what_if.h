@@ -34,6 +34,7 @@
 #include "mlasim/validate/op_bytes.h"
 #include "mlasim/validate/step_analysis.h"
 #include "mlasim/validate/step_batches.h"
+#include "mlasim/validate/step_spread.h"
 
 namespace mlasim::validate {
 
@@ -117,6 +118,7 @@ struct StepWhatIf {
   double tokens_per_step = 0;      // query tokens per step, the mean over the steps' batches
   std::vector<int> step_requests;  // the requests each step ran (from the trace, else the flags'); empty: no workload
   std::vector<long long> step_kv_tokens;  // and their KV tokens (the step batches', else the flags' contexts)
+  StepSpread measured_spread;             // the measured steps' spread about each batch's mean (step_spread.h)
   double speedup() const;                 // before step time / after step time
   // The edited mean step's band, low (at least 0) and high end: what the text, JSON and explorer print.
   std::optional<std::pair<double, double>> band_range() const;
