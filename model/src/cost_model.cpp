@@ -77,6 +77,7 @@ const ParamSlot kSlots[] = {
     {"l2_copy_prior_writes_rho_mb", &CostParams::l2_copy_prior_writes_rho_mb, nullptr, 0, kInf, false, ">= 0", false},
     {"l2_copy_prior_writes_gamma", &CostParams::l2_copy_prior_writes_gamma, nullptr, 0, 16, false, "in [0, 16]", false},
     {"l2_copy_prior_writes_cap_mb", &CostParams::l2_copy_prior_writes_cap_mb, nullptr, 0, kInf, false, ">= 0", false},
+    {"step_fuse_offset_us", &CostParams::step_fuse_offset_us, nullptr, -kInf, kInf, false, "a number of us", false},
 };
 
 // The per-class fields, with the ranges of a set value (NaN = not set is always allowed).

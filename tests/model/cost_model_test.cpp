@@ -93,7 +93,8 @@ TEST(CostModel, KeysFollowTheDeclarationOrder) {
                                                                 "l2_copy_prior_writes_us_per_mb_per_copy_mb",
                                                                 "l2_copy_prior_writes_rho_mb",
                                                                 "l2_copy_prior_writes_gamma",
-                                                                "l2_copy_prior_writes_cap_mb"}));
+                                                                "l2_copy_prior_writes_cap_mb",
+                                                                "step_fuse_offset_us"}));
   // Then every class's fields, class by class.
   const auto& all = cost_param_keys();
   ASSERT_EQ(all.size(), global_cost_param_keys().size() + 15 * kernel_classes().size());

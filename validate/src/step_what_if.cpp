@@ -1216,11 +1216,14 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
       double ratio_sum = 0, fused_sum = 0;
       std::string reference;
       double reference_mb = 0;
+      // A run costed as the validation runs' fuses were (its op's ratio) also takes off what they gained beyond
+      // that cost and the L2 laws.
+      const double offset = scaled ? context.workload->params.step_fuse_offset_us : 0.0;
       const auto cost = [&](std::span<const StepKernel> run) {
         double us = e.us.value_or(fused_us);
         if (scaled)
           if (const auto r = stream_reference(run, context.workload->params)) {
-            us *= r->ratio;
+            us = std::max(0.0, us * r->ratio - offset);
             ratio_sum += r->ratio;
             if (scaled_runs++ == 0) reference = r->name, reference_mb = r->mb;
           }
@@ -1247,6 +1250,11 @@ StepWhatIf apply_step_edits(const StepAnalysis& analysis, const std::vector<Step
             ratio_sum / scaled_runs, scaled_runs, short_name(reference), reference_mb,
             scaled_runs < runs ? fmt::format(" ({} runs without one keep the stream cost)", runs - scaled_runs)
                                : std::string());
+      if (offset != 0 && scaled_runs > 0)
+        costed += fmt::format(
+            ", less {:.2f} us: what the validation runs' fuses gained beyond that and the L2 laws (the median per "
+            "run, step_fuse_offset_us)",
+            offset);
       did = fmt::format(
           "{} runs per step fused into one kernel of {:.2f} us each{}; {}", runs / static_cast<int>(w.after.size()),
           fused_sum / runs, costed,

@@ -141,6 +141,10 @@ struct CostParams {
   double l2_copy_prior_writes_rho_mb = 0;
   double l2_copy_prior_writes_gamma = 0;
   double l2_copy_prior_writes_cap_mb = 0;
+  // What a fused kernel given by its bytes, with the ops' bytes known, saves per run beyond its stream cost and the L2
+  // laws: the median of the step validation runs' fuse errors per site, predicted less measured (the step what-if,
+  // docs/step.md §3; scripts/edit_error_fit.py). Taken off each fused run's time. 0: not measured.
+  double step_fuse_offset_us = 0;
   std::array<KernelClassParams, kKernelClassCount> classes{};
 
   // The class's parameters with the fallbacks filled in (its wider class's, then the global ones).
