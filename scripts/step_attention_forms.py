@@ -22,7 +22,6 @@ plans on fewer CUs than the class's share floor, as the fp8 class's unsplit plan
 
   scripts/step_attention_forms.py MLASIM [--data DIR] [--edits]
 """
-import argparse
 import collections
 import json
 import os
@@ -30,7 +29,7 @@ import statistics
 import tempfile
 
 from step_error_parts import as_measured_on, step_json, without
-from step_summary import TARGET_PCT, runs
+from step_summary import TARGET_PCT, edit_script_args, runs
 
 FORMS = ("ratio", "additive", "absolute", "carry")
 KINDS = ("policy", "splits2")
@@ -80,11 +79,7 @@ def profile_at_ratio(gpu, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mlasim")
-    ap.add_argument("--data", default="data")
-    ap.add_argument("--edits", action="store_true")
-    a = ap.parse_args()
+    a = edit_script_args(__doc__).parse_args()
     edits = []
     tmp = tempfile.mkdtemp()
     for folder, events, predictions in runs(a.data):

@@ -14,14 +14,13 @@ that, a prediction that is exactly right still lands outside ±5 % about as ofte
 Prints, per kind of edit: the edits, those within ±5 %, those resolvable and of them within ±5 %, and the misses
 whose error is inside the measured change's 95 % interval. --edits lists every edit that is not resolvable.
 """
-import argparse
 import collections
 import math
 import os
 import statistics
 
 from step_error_parts import as_measured_on, step_json
-from step_summary import KINDS, TARGET_PCT, runs
+from step_summary import KINDS, TARGET_PCT, edit_script_args, runs
 
 Z95 = 1.96
 
@@ -63,11 +62,7 @@ def change_standard_error(before, after):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mlasim")
-    ap.add_argument("--data", default="data")
-    ap.add_argument("--edits", action="store_true")
-    a = ap.parse_args()
+    a = edit_script_args(__doc__).parse_args()
     names = dict(KINDS)
     counts = collections.defaultdict(collections.Counter)
     cache = {}

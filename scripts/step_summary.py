@@ -13,6 +13,7 @@ are left out too. Last, how many edits' measured steps fall inside the band `mla
 fuse and remove edits' (their error per site over these runs, scripts/edit_error_fit.py: in sample here; that
 script gives the count with each workload left out).
 """
+import argparse
 import glob
 import json
 import os
@@ -21,6 +22,16 @@ import sys
 KINDS = [("fused", "fuse"), ("nocopy", "copy removal"), ("policy", "policy B"), ("splits2", "2 splits"),
          ("mixed_b", "mixed batches"), ("contexts_b", "mixed contexts")]
 TARGET_PCT = 5.0
+
+
+def edit_script_args(doc):
+    """The arguments of the scripts that run `mlasim step` over these runs' committed edits: MLASIM, --data DIR and
+    --edits (every edit printed); `doc`'s first paragraph describes the script."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("mlasim")
+    ap.add_argument("--data", default="data")
+    ap.add_argument("--edits", action="store_true")
+    return ap
 
 
 def group_order(key):
