@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -260,7 +259,7 @@ void run_step(const StepCommandOptions& o) {
     const validate::StepSpread& spread = w.measured_spread;
     const double change_us = w.after_summary.time_us - w.before_summary.time_us;
     const std::optional<long long> need =
-        o.edits.empty() ? std::nullopt : validate::steps_to_resolve(spread, 0.05 * std::abs(change_us));
+        o.edits.empty() ? std::nullopt : validate::steps_to_confirm(spread, change_us);
     const nlohmann::json spread_json = {{"steps", spread.steps},
                                         {"batches", spread.batches},
                                         {"sd_us", spread.sd_us},

@@ -11,7 +11,8 @@ namespace mlasim::validate {
 
 namespace {
 constexpr double kZ95 = 1.96;
-}
+constexpr double kConfirmShare = 0.05;  // the +-5 % of a predicted change that an after trace should confirm
+}  // namespace
 
 double StepSpread::change_ci95_us() const { return std::sqrt(2.0) * mean_ci95_us; }
 
@@ -57,6 +58,10 @@ std::optional<long long> steps_to_resolve(const StepSpread& s, double tolerance_
   return static_cast<long long>(std::ceil(s.steps * ratio * ratio));
 }
 
+std::optional<long long> steps_to_confirm(const StepSpread& s, double change_us) {
+  return steps_to_resolve(s, kConfirmShare * std::abs(change_us));
+}
+
 std::string spread_text(const StepSpread& s, double mean_us) {
   if (s.mean_ci95_us <= 0) return "";
   return fmt::format(
@@ -67,8 +72,8 @@ std::string spread_text(const StepSpread& s, double mean_us) {
 
 std::string confirm_text(const StepSpread& s, double change_us) {
   if (change_us == 0 || s.mean_ci95_us <= 0) return "";
-  const double tolerance = 0.05 * std::abs(change_us);
-  const std::optional<long long> need = steps_to_resolve(s, tolerance);
+  const double tolerance = kConfirmShare * std::abs(change_us);
+  const std::optional<long long> need = steps_to_confirm(s, change_us);
   return fmt::format(
       "+-5 % of the predicted change ({:+.2f} us) is +-{:.2f} us; {} steps before and {} after measure the change to "
       "+-{:.2f} us (95 %, at this trace's spread): {}",

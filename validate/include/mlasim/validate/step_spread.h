@@ -6,7 +6,7 @@
 //
 //   const StepSpread s = step_spread(times_us, batch_of_each_step);
 //   s.mean_ci95_us;                       // the measured mean's 95 % half width
-//   steps_to_resolve(s, 0.05 * change);   // steps before and after that tell the change to ±5 %
+//   steps_to_confirm(s, change);          // steps before and after that tell the change to ±5 %
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +30,9 @@ StepSpread step_spread(const std::vector<double>& times_us, const std::vector<lo
 // Steps (each, before and after) for a change's 95 % half width to be within `tolerance_us`, at this trace's spread
 // and mix of batches; nullopt where the tolerance is not above 0 or the trace has no spread to go by.
 std::optional<long long> steps_to_resolve(const StepSpread& s, double tolerance_us);
+// The same for +-5 % of a predicted change of `change_us` (nullopt for no change): what `confirm` and JSON's
+// steps_to_confirm_5pct say.
+std::optional<long long> steps_to_confirm(const StepSpread& s, double change_us);
 
 // What the text report and the explorer print: the spread and the mean's interval ("a step's sd 3.19 us about its
 // batch's mean (50 steps, 1 batch): the measured mean 770.94 +-0.89 us (95 %)"), and whether traces as long as this
