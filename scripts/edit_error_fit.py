@@ -38,9 +38,12 @@ def p90(values):
     return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
 
 
-def rows(data, gpu):
-    """(kind, workload, |measured - predicted| per site, folder) for each fuse and remove edit of the GPU's
-    interleaved runs (those with mixed-batch steps; the sequential ones measured before and after apart)."""
+def rows(data, gpu, fuse_offset_us):
+    """(kind, workload, |measured - predicted| per site, folder, figures) for each fuse and remove edit of the GPU's
+    interleaved runs (those with mixed-batch steps; the sequential ones measured before and after apart). The figures:
+    the signed error per site (a fuse's as predicted without `fuse_offset_us`, the profile's offset the committed
+    predictions took off each run), the sites, the measured change, the committed error of the change and the group
+    (heads, past 16 requests)."""
     pattern = os.path.join(data, "measurements", gpu, "step*", "**", "predictions.json")
     for path in sorted(glob.glob(pattern, recursive=True)):
         folder = os.path.dirname(path)
@@ -55,8 +58,10 @@ def rows(data, gpu):
                 kind = p["edit"].split("=")[0]
                 if kind not in KINDS or p.get("rules") or (kind == "fuse" and ":bytes=" not in p["edit"]):
                     continue
+                # The signed error as predicted without the offset the committed fuses took off each run.
+                signed = (p["predicted_us"] - p["measured_us"]) / events["layers"]
                 yield (kind, workload, abs(p["measured_us"] - p["predicted_us"]) / events["layers"], folder,
-                       {"signed": (p["predicted_us"] - p["measured_us"]) / events["layers"], "sites": events["layers"],
+                       {"signed": signed + (fuse_offset_us if kind == "fuse" else 0.0), "sites": events["layers"],
                         "change": p["measured_us"] - p["before_us"], "error_pct": p["error_of_change_pct"],
                         "group": (w["heads"], w["batch"]["count"] > 16)})
 
@@ -84,15 +89,12 @@ def main():
     ap.add_argument("--date", default=datetime.date.today().isoformat())
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
-    found = list(rows(a.data, a.gpu))
-    if not found:
-        sys.exit(f"edit_error_fit: no interleaved step runs with predictions under {a.data}/measurements/{a.gpu}")
     profile_path = os.path.join(a.data, "gpus", a.gpu + ".json")
     with open(profile_path) as f:
         profile = json.load(f)
-    applied = profile["params"].get(OFFSET_KEY, {}).get("value", 0.0)
-    # The fuses' errors as predicted without the offset the committed predictions took off each run.
-    found = [r if r[0] != "fuse" else r[:4] + ({**r[4], "signed": r[4]["signed"] + applied},) for r in found]
+    found = list(rows(a.data, a.gpu, profile["params"].get(OFFSET_KEY, {}).get("value", 0.0)))
+    if not found:
+        sys.exit(f"edit_error_fit: no interleaved step runs with predictions under {a.data}/measurements/{a.gpu}")
     entries, offset = {}, None
     for kind, site in KINDS.items():
         mine = [r for r in found if r[0] == kind]
