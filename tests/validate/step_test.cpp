@@ -244,6 +244,9 @@ TEST(StepRules, RuleFilesReadAndBadOnesAreNamed) {
   EXPECT_GE(step_rule_names().size(), 4u);
   EXPECT_EQ(rules().classify("void mla_decode_wgmma_persistent_kernel<2>(DecodeParams)"), "mla_stage1");
   EXPECT_EQ(rules().classify("sm90_xmma_gemm"), "other");
+  // A graph's memcpy node runs as one of CUDA's copy kernels, named by the copy's size and alignment.
+  for (const char* copy : {"Memcpy DtoD (Device -> Device)", "memcpy128", "memcpy32_post"})
+    EXPECT_EQ(rules().classify(copy), "copy") << copy;
   const auto message = [](const std::string& text) {
     const auto e = input_error_of([&] { step_rules_from_json(text, "r.json"); });
     return e ? std::string(e->what()) : std::string();
