@@ -162,7 +162,19 @@ const std::vector<std::string>& step_folders() {
                                                    "h200/step_fp8_carry/fp8_b28_ctx4096",
                                                    "h200/step_fp8_carry/fp8_b36_ctx2048",
                                                    "h200/step_fp8_carry/fp8_b24_ctx8192",
-                                                   "h200/step_fp8_carry/fp8_b52_ctx2048"};
+                                                   "h200/step_fp8_carry/fp8_b52_ctx2048",
+                                                   "h200/step_fuse_offset/b10_ctx6144",
+                                                   "h200/step_fuse_offset/b30_ctx3072",
+                                                   "h200/step_fuse_offset/b60_ctx3072",
+                                                   "h200/step_fuse_offset/h16_b12_ctx12288",
+                                                   "h200/step_fuse_offset/h16_b28_ctx6144",
+                                                   "h200/step_fuse_offset/h16_b88_ctx3072",
+                                                   "h200/step_fuse_offset/fp8_b14_ctx6144",
+                                                   "h200/step_fuse_offset/fp8_b30_ctx6144",
+                                                   "h200/step_fuse_offset/fp8_b44_ctx3072",
+                                                   "h200/step_fuse_offset/fp8_h16_b12_ctx6144",
+                                                   "h200/step_fuse_offset/fp8_h16_b26_ctx6144",
+                                                   "h200/step_fuse_offset/fp8_h16_b76_ctx3072"};
   return folders;
 }
 
