@@ -244,7 +244,7 @@ TEST(StepRules, RuleFilesReadAndBadOnesAreNamed) {
   EXPECT_GE(step_rule_names().size(), 4u);
   EXPECT_EQ(rules().classify("void mla_decode_wgmma_persistent_kernel<2>(DecodeParams)"), "mla_stage1");
   EXPECT_EQ(rules().classify("sm90_xmma_gemm"), "other");
-  // A graph's memcpy node runs as one of CUDA's copy kernels, named by the copy's size and alignment.
+  // A graph's memcpy node runs as one of CUDA's copy kernels, whose name changes with the copy's size.
   for (const char* copy : {"Memcpy DtoD (Device -> Device)", "memcpy128", "memcpy32_post"})
     EXPECT_EQ(rules().classify(copy), "copy") << copy;
   const auto message = [](const std::string& text) {
